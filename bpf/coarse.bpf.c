@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Coarse phase: one entry and one return program serve every traced
+ * function. The attach cookie carries the function id; counters are per
+ * CPU and nothing leaves the kernel per call.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "adaptrace.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Identity of the -b executable, for library probes that every process hits. */
+const volatile __u64 target_ino = 0;
+const volatile __u32 target_dev = 0;
+
+struct frame {
+	__u64 ts;
+	__u64 sp;	/* stack pointer at entry: the return address slot */
+	__u64 child_ns; /* inclusive time of traced callees */
+	__u32 id;
+	__u32 outer; /* no other activation of id below on this thread */
+};
+
+struct shadow_stack {
+	__u32 depth;
+	__u32 pad;
+	struct frame f[AT_MAX_DEPTH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct shadow_stack);
+} stacks SEC(".maps");
+
+/* max_entries is set by the loader to the number of functions. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct at_fstats);
+} fstats SEC(".maps");
+
+struct hist {
+	__u64 b[AT_HIST_BUCKETS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct hist);
+} hists SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct at_fconc);
+} conc SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, AT_DIAG_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} diag SEC(".maps");
+
+static __always_inline void diag_inc(__u32 which)
+{
+	__u64 *v = bpf_map_lookup_elem(&diag, &which);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline bool exe_matches(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct inode *inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
+
+	return BPF_CORE_READ(inode, i_ino) == target_ino &&
+	       BPF_CORE_READ(inode, i_sb, s_dev) == target_dev;
+}
+
+static __always_inline void conc_enter(__u32 id)
+{
+	struct at_fconc *c = bpf_map_lookup_elem(&conc, &id);
+	__s64 now, old;
+
+	if (!c)
+		return;
+	now = __sync_add_and_fetch(&c->inflight, 1);
+	old = c->max;
+	/* Lost races only under-report by one transiently; retry a little. */
+	for (int i = 0; i < 4 && now > old; i++)
+		old = __sync_val_compare_and_swap(&c->max, old, now) == old ? now : c->max;
+}
+
+static __always_inline void conc_leave(__u32 id)
+{
+	struct at_fconc *c = bpf_map_lookup_elem(&conc, &id);
+
+	if (c)
+		__sync_fetch_and_sub(&c->inflight, 1);
+}
+
+/* AT_MAX_DEPTH is a power of two: masking keeps the verifier sure of bounds. */
+static __always_inline struct frame *frame_at(struct shadow_stack *s, __u32 i)
+{
+	return &s->f[i & (AT_MAX_DEPTH - 1)];
+}
+
+/* Drop frames that can no longer return: their stack slot is below sp. */
+static __always_inline __u32 pop_dead(struct shadow_stack *s, __u32 depth, __u64 sp)
+{
+	if (depth > AT_MAX_DEPTH)
+		depth = AT_MAX_DEPTH;
+	for (int i = 0; i < AT_MAX_DEPTH && depth > 0; i++) {
+		struct frame *f = frame_at(s, depth - 1);
+
+		if (f->sp >= sp)
+			break;
+		if (f->outer)
+			conc_leave(f->id);
+		diag_inc(AT_DIAG_ABANDONED);
+		depth--;
+	}
+	return depth;
+}
+
+SEC("uprobe")
+int coarse_entry(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 id = cookie & AT_COOKIE_ID_MASK;
+	__u64 sp = PT_REGS_SP(ctx);
+	struct shadow_stack *s;
+	struct at_fstats *st;
+	struct frame *f;
+	__u32 depth, outer = 1;
+
+	if ((cookie & AT_COOKIE_EXE_FILTER) && !exe_matches())
+		return 0;
+	st = bpf_map_lookup_elem(&fstats, &id);
+	if (!st)
+		return 0;
+	st->calls++;
+
+	s = bpf_task_storage_get(&stacks, bpf_get_current_task_btf(), NULL,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!s) {
+		diag_inc(AT_DIAG_NO_STORAGE);
+		return 0;
+	}
+	/* Frames strictly below this sp were left by longjmp or an exception. */
+	depth = pop_dead(s, s->depth, sp);
+	if (depth >= AT_MAX_DEPTH) {
+		s->depth = depth;
+		diag_inc(AT_DIAG_STACK_OVERFLOW);
+		return 0;
+	}
+	for (int i = 0; i < AT_MAX_DEPTH && i < depth; i++) {
+		if (frame_at(s, i)->id == id) {
+			outer = 0;
+			break;
+		}
+	}
+	if (outer)
+		conc_enter(id);
+	f = frame_at(s, depth);
+	f->sp = sp;
+	f->child_ns = 0;
+	f->id = id;
+	f->outer = outer;
+	s->depth = depth + 1;
+	f->ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* int-returning functions leave the upper half of rax undefined. */
+static __always_inline bool is_error(__u64 rc)
+{
+	__u32 hi = rc >> 32;
+
+	if (hi == 0 || hi == 0xffffffff)
+		return (__s32)rc < 0;
+	return (__s64)rc < 0;
+}
+
+static __always_inline void add_sumsq(struct at_fstats *st, __u64 d)
+{
+	/* d^2 as 128 bits: d = a * 2^32 + b. */
+	__u64 a = d >> 32, b = d & 0xffffffff;
+	__u64 lo = b * b, mid = 2 * a * b, hi = a * a + (mid >> 32);
+	__u64 mid_lo = mid << 32;
+
+	lo += mid_lo;
+	if (lo < mid_lo)
+		hi++;
+	st->sumsq_lo += lo;
+	if (st->sumsq_lo < lo)
+		hi++;
+	st->sumsq_hi += hi;
+}
+
+SEC("uprobe")
+int coarse_return(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 id = cookie & AT_COOKIE_ID_MASK;
+	/* After ret the return address has been popped. */
+	__u64 sp = PT_REGS_SP(ctx) - 8;
+	struct shadow_stack *s;
+	struct at_fstats *st;
+	struct frame *f;
+	__u64 dur, self;
+	__u32 depth, top, bucket;
+	struct hist *h;
+
+	if ((cookie & AT_COOKIE_EXE_FILTER) && !exe_matches())
+		return 0;
+	s = bpf_task_storage_get(&stacks, bpf_get_current_task_btf(), NULL, 0);
+	if (!s) {
+		diag_inc(AT_DIAG_UNMATCHED_RET);
+		return 0;
+	}
+	depth = pop_dead(s, s->depth, sp);
+	s->depth = depth;
+	if (depth == 0) {
+		diag_inc(AT_DIAG_UNMATCHED_RET);
+		return 0;
+	}
+	top = depth - 1;
+	f = frame_at(s, top);
+	/* A deeper untracked frame (stack overflow) or a foreign return. */
+	if (f->sp != sp || f->id != id) {
+		diag_inc(AT_DIAG_UNMATCHED_RET);
+		return 0;
+	}
+	dur = now - f->ts;
+	self = dur > f->child_ns ? dur - f->child_ns : 0;
+	if (f->outer)
+		conc_leave(id);
+	s->depth = top;
+	if (top > 0)
+		frame_at(s, top - 1)->child_ns += dur;
+
+	st = bpf_map_lookup_elem(&fstats, &id);
+	if (!st)
+		return 0;
+	st->returns++;
+	st->sum_ns += dur;
+	if (f->outer)
+		st->total_ns += dur;
+	st->self_ns += self;
+	if (!st->min_ns || dur < st->min_ns)
+		st->min_ns = dur;
+	if (dur > st->max_ns)
+		st->max_ns = dur;
+	add_sumsq(st, dur);
+	if (is_error(PT_REGS_RC(ctx)))
+		st->errors++;
+
+	h = bpf_map_lookup_elem(&hists, &id);
+	bucket = at_hist_bucket(dur);
+	if (h && bucket < AT_HIST_BUCKETS)
+		h->b[bucket]++;
+	return 0;
+}
+
+/* The benchmark floor: the same sites with nothing to do. */
+SEC("uprobe")
+int empty_entry(struct pt_regs *ctx)
+{
+	return 0;
+}
+
+SEC("uprobe")
+int empty_return(struct pt_regs *ctx)
+{
+	return 0;
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Structures shared by the BPF programs and the loader. */
+#ifndef ADAPTRACE_H
+#define ADAPTRACE_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Per-thread shadow stack depth; deeper calls are counted but not timed. */
+#define AT_MAX_DEPTH 64
+
+/*
+ * Latency histogram: values below 16 ns get a bucket each; above, every
+ * power of two is split into 8 linear sub-buckets (12.5 % relative width).
+ * The last bucket (2^45 ns, about 9.8 hours) absorbs everything larger.
+ */
+#define AT_HIST_SUB_BITS 3
+#define AT_HIST_SUB (1 << AT_HIST_SUB_BITS)
+#define AT_HIST_MAX_POW 45
+#define AT_HIST_BUCKETS ((AT_HIST_MAX_POW - AT_HIST_SUB_BITS + 1) * AT_HIST_SUB)
+
+/* Attach cookie layout: low 32 bits function id, flags above. */
+#define AT_COOKIE_ID_MASK 0xffffffffULL
+/* Count only processes whose executable is the -b target (libraries under -b). */
+#define AT_COOKIE_EXE_FILTER (1ULL << 32)
+
+/* Coarse per-function counters, one copy per CPU. */
+struct at_fstats {
+	__u64 calls;	  /* entries seen */
+	__u64 returns;	  /* entries matched with their return and timed */
+	__u64 sum_ns;	  /* sum of per-call inclusive durations */
+	__u64 total_ns;	  /* inclusive time, recursion counted once */
+	__u64 self_ns;	  /* exclusive time */
+	__u64 min_ns;	  /* 0 = none yet */
+	__u64 max_ns;
+	__u64 sumsq_lo;	  /* 128-bit sum of squared durations (ns^2) */
+	__u64 sumsq_hi;
+	__u64 errors;	  /* returns with a negative value */
+};
+
+/* Calls in flight across all threads; shared, updated atomically. */
+struct at_fconc {
+	__s64 inflight;
+	__s64 max;
+};
+
+/* Global diagnostic counters (per CPU): nothing is dropped silently. */
+enum at_diag {
+	AT_DIAG_STACK_OVERFLOW, /* entry deeper than AT_MAX_DEPTH: counted, not timed */
+	AT_DIAG_UNMATCHED_RET,	/* return with no matching entry frame */
+	AT_DIAG_ABANDONED,	/* frame left without a return (longjmp, exception, exit) */
+	AT_DIAG_NO_STORAGE,	/* per-thread stack could not be allocated */
+	AT_DIAG_NR,
+};
+
+static inline __u32 at_hist_bucket(__u64 v)
+{
+	__u32 msb = 0;
+	__u64 x = v;
+
+	if (v < 2 * AT_HIST_SUB)
+		return (__u32)v;
+	if (x >> 32) { msb += 32; x >>= 32; }
+	if (x >> 16) { msb += 16; x >>= 16; }
+	if (x >> 8) { msb += 8; x >>= 8; }
+	if (x >> 4) { msb += 4; x >>= 4; }
+	if (x >> 2) { msb += 2; x >>= 2; }
+	if (x >> 1) { msb += 1; }
+	if (msb >= AT_HIST_MAX_POW)
+		return AT_HIST_BUCKETS - 1;
+	return (msb - AT_HIST_SUB_BITS + 1) * AT_HIST_SUB +
+	       (__u32)((v >> (msb - AT_HIST_SUB_BITS)) & (AT_HIST_SUB - 1));
+}
+
+/* Smallest value that falls in bucket b. */
+static inline __u64 at_hist_lower(__u32 b)
+{
+	__u32 pow, sub;
+
+	if (b < 2 * AT_HIST_SUB)
+		return b;
+	pow = b / AT_HIST_SUB + AT_HIST_SUB_BITS - 1;
+	sub = b % AT_HIST_SUB;
+	return (1ULL << pow) + ((__u64)sub << (pow - AT_HIST_SUB_BITS));
+}
+
+#endif

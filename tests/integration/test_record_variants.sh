@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# record on build variants: PIE, non-PIE, stripped (.dynsym only), and a
+# shared library added with -l by path and by name: exact call counts.
+. "$(dirname "$0")/../lib.sh"
+
+# counts_match LABEL JSON TARGET-STDOUT: every "name=count" line is exact.
+counts_match()
+{
+	local label=$1 json=$2 out=$3 name count n=0
+	while IFS='=' read -r name count; do
+		expect_eq "$label: calls of $name" "$(fn "$json" "$name" calls)" "$count"
+		n=$((n + 1))
+	done < <(grep -E '^[a-z_0-9]+=[0-9]+$' "$out")
+	[ "$n" -gt 0 ] || fail "$label: the target printed its counts" "$(head -n 5 "$out")"
+}
+
+for v in simple_pie simple_nopie simple_stripped; do
+	at_run "$WORK/$v" record -q -o "$WORK/$v.data" -- "$TARGETS/$v"
+	expect_eq "$v: record exits 0" "$RC" 0 || sed 's/^/#   stderr: /' "$WORK/$v.err" | head -n 10
+	report_json "$WORK/$v.data" "$WORK/$v.json" || continue
+	counts_match "$v" "$WORK/$v.json" "$WORK/$v.out"
+	expect_eq "$v: binary is the target's path" "$(fn "$WORK/$v.json" s_alpha binary)" \
+		"$(realpath "$TARGETS/$v")"
+done
+
+# -q: no report table on stderr.
+expect_eq "record -q prints no table" \
+	"$(grep -ciE 'calls.*p50|p50.*calls' "$WORK/simple_pie.err")" 0
+
+LIB=$TARGETS/libattest.so
+USER=$TARGETS/libuser
+
+# -l by path, launching the program.
+at_run "$WORK/lpath" record -q -o "$WORK/lpath.data" -l "$LIB" -- "$USER"
+expect_eq "-l PATH: record exits 0" "$RC" 0 || sed 's/^/#   stderr: /' "$WORK/lpath.err" | head -n 10
+if report_json "$WORK/lpath.data" "$WORK/lpath.json"; then
+	counts_match "-l PATH" "$WORK/lpath.json" "$WORK/lpath.out"
+	expect_eq "-l PATH: binary of attest_add is the library" \
+		"$(fn "$WORK/lpath.json" attest_add binary)" "$(realpath "$LIB")"
+	expect_eq "-l PATH: main binary still traced" "$(fn "$WORK/lpath.json" main calls)" 1
+fi
+
+# -l by maps name on a running process.
+if start_target "$WORK/lname_tgt" "$USER" --wait-signal; then
+	pid=$TGT_PID
+	if at_start "$WORK/lname" record -q -o "$WORK/lname.data" -p "$pid" -l libattest; then
+		kill -s USR1 "$pid"
+		wait_exit "$pid" 20
+		expect_eq "-l NAME -p: target exits 0" "$RC" 0
+		wait_exit "$AT_PID" 10 || stop_pid "$AT_PID" INT
+		expect_eq "-l NAME -p: record exits 0 after the target" "$RC" 0
+		if report_json "$WORK/lname.data" "$WORK/lname.json"; then
+			counts_match "-l NAME -p" "$WORK/lname.json" "$WORK/lname_tgt.out"
+		fi
+	else
+		fail "-l NAME -p: tracing starts" "$(head -n 5 "$WORK/lname.err")"
+	fi
+else
+	fail "libuser --wait-signal starts"
+fi
+
+# -l by name when launching: the library is not mapped yet at the start.
+at_run "$WORK/lcmd" record -q -o "$WORK/lcmd.data" -l libattest -- "$USER"
+expect_eq "-l NAME -- CMD: record exits 0" "$RC" 0 || sed 's/^/#   stderr: /' "$WORK/lcmd.err" | head -n 10
+if report_json "$WORK/lcmd.data" "$WORK/lcmd.json"; then
+	counts_match "-l NAME -- CMD" "$WORK/lcmd.json" "$WORK/lcmd.out"
+fi
+
+# -f limits the selection to matching functions, in the library too.
+at_run "$WORK/lglob" record -q -o "$WORK/lglob.data" -l "$LIB" -f 'attest_*' -- "$USER"
+expect_eq "-f GLOB: record exits 0" "$RC" 0
+if report_json "$WORK/lglob.data" "$WORK/lglob.json"; then
+	expect_eq "-f 'attest_*' keeps only matching functions" \
+		"$(jq -r '[.functions[].name] | sort | join(",")' "$WORK/lglob.json")" "attest_add,attest_mul"
+fi
+# -x excludes.
+at_run "$WORK/xglob" record -q -o "$WORK/xglob.data" -x 's_beta' -- "$TARGETS/simple"
+expect_eq "-x GLOB: record exits 0" "$RC" 0
+if report_json "$WORK/xglob.data" "$WORK/xglob.json"; then
+	expect_eq "-x s_beta drops s_beta" "$(fn "$WORK/xglob.json" s_beta calls)" missing
+	expect_eq "-x s_beta keeps s_alpha" "$(fn "$WORK/xglob.json" s_alpha calls)" 123
+fi

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Damaged trace files: truncated at many offsets or with one bit flipped,
+# "report" exits 2 with one line that names the byte offset, never crashes.
+. "$(dirname "$0")/../lib.sh"
+
+DATA=$WORK/good.data
+at_run "$WORK/rec" record -q -o "$DATA" --interval 0.1 -- "$TARGETS/mt"
+expect_eq "record -- mt exits 0" "$RC" 0 || sed 's/^/#   stderr: /' "$WORK/rec.err" | head -n 5
+report_json "$DATA" "$WORK/good.json" || exit 1
+size=$(stat -c %s "$DATA")
+expect_cmp "trace file is not empty" "$size" '>' 64
+
+# damaged LABEL FILE: report must say "byte" on one line and exit 2.
+damaged()
+{
+	local label=$1 file=$2 rc lines
+	timeout -k 5 30 "$ADAPTRACE" report "$file" >"$WORK/d.out" 2>"$WORK/d.err"
+	rc=$?
+	lines=$(wc -l <"$WORK/d.err")
+	if [ "$rc" -eq 2 ] && [ "$lines" -eq 1 ] && grep -q 'byte' "$WORK/d.err"; then
+		ok "$label: exit 2, one line naming the byte"
+	else
+		fail "$label: exit 2, one line naming the byte" "exit status: $rc" \
+			"stderr ($lines lines): $(head -n 3 "$WORK/d.err")"
+	fi
+}
+
+# Truncations: the header, the first chunk, the middle, the end.
+offsets=(0 1 4 7 8 9 12 16 24 32 48 64 100 $((size / 4)) $((size / 3)) $((size / 2)) \
+	$((size * 2 / 3)) $((size * 3 / 4)) $((size - 100)) $((size - 16)) $((size - 8)) \
+	$((size - 4)) $((size - 1)))
+for off in $(printf '%s\n' "${offsets[@]}" | sort -n -u); do
+	[ "$off" -ge 0 ] && [ "$off" -lt "$size" ] || continue
+	head -c "$off" "$DATA" >"$WORK/trunc.data"
+	damaged "truncated to $off of $size bytes" "$WORK/trunc.data"
+done
+
+# Bit flips: one bit at each of these offsets (bit number = offset mod 8).
+flips=(0 3 5 7 8 9 10 11 12 13 14 15 16 20 24 28 32 40 48)
+for i in $(seq 1 23); do
+	flips+=($((size * i / 24)))
+done
+flips+=($((size - 5)) $((size - 1)))
+for off in $(printf '%s\n' "${flips[@]}" | sort -n -u); do
+	[ "$off" -ge 0 ] && [ "$off" -lt "$size" ] || continue
+	python3 - "$DATA" "$WORK/flip.data" "$off" <<'PY'
+import sys
+src, dst, off = sys.argv[1], sys.argv[2], int(sys.argv[3])
+b = bytearray(open(src, "rb").read())
+b[off] ^= 1 << (off % 8)
+open(dst, "wb").write(b)
+PY
+	damaged "bit $((off % 8)) of byte $off flipped" "$WORK/flip.data"
+done
+
+# --json on a damaged file: no partial JSON on stdout.
+head -c $((size / 2)) "$DATA" >"$WORK/half.data"
+timeout -k 5 30 "$ADAPTRACE" report "$WORK/half.data" --json >"$WORK/half.out" 2>"$WORK/half.err"
+expect_eq "report --json on a truncated file exits 2" "$?" 2
+expect_eq "report --json on a truncated file prints nothing on stdout" "$(wc -c <"$WORK/half.out")" 0
+
+# Not a trace file at all.
+: >"$WORK/empty.data"
+head -c 4096 /dev/urandom >"$WORK/random.data"
+printf 'hello, world\n' >"$WORK/text.data"
+for f in empty random text; do
+	timeout -k 5 30 "$ADAPTRACE" report "$WORK/$f.data" >/dev/null 2>"$WORK/$f.err"
+	rc=$?
+	expect_eq "$f file: report exits 2" "$rc" 2
+	expect_eq "$f file: one line on stderr" "$(wc -l <"$WORK/$f.err")" 1
+done
+
+# The original is untouched and still reads.
+report_json "$DATA" "$WORK/again.json"

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * gated: idles until SIGUSR1, then two threads call tick() in a loop until
+ * SIGUSR2 (or SIGTERM); prints "tick=N" (the exact number of calls) and
+ * idles until SIGTERM, then exits 0. Says "ready" on stderr once the signals are blocked.
+ */
+#include "common.h"
+
+#define NTHREADS 2
+
+static unsigned long n_tick;
+static int stop;
+
+TRACED void tick(void)
+{
+	__atomic_fetch_add(&n_tick, 1, __ATOMIC_RELAXED);
+	OPAQUE();
+}
+
+static void *spin(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE))
+		tick();
+	return NULL;
+}
+
+int main(void)
+{
+	static const int sigs[] = {SIGUSR1, SIGUSR2, SIGTERM};
+	pthread_t tid[NTHREADS];
+	sigset_t set;
+
+	block_signals(&set, sigs, 3);
+	fprintf(stderr, "ready\n");
+	fflush(stderr);
+
+	if (wait_signal(&set) == SIGTERM)
+		return 0;
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_create(&tid[i], NULL, spin, NULL);
+	while (wait_signal(&set) == SIGUSR1)
+		;
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_join(tid[i], NULL);
+	printf("tick=%lu\n", n_tick);
+	fflush(stdout);
+
+	while (wait_signal(&set) != SIGTERM)
+		;
+	return 0;
+}

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * mt: four threads and the main thread call functions a known number of
+ * times, and the program measures some durations itself, so that a test can
+ * compare adaptrace's report with the truth. Usage: mt [--wait-signal]
+ *
+ * Prints "name=count" for each function (what the program itself counted)
+ * and "name:stat=value" for its own measurements.
+ */
+#include <setjmp.h>
+#include <stdlib.h>
+
+#include "common.h"
+
+#define NTHREADS 4
+#define A_CALLS 1000	 /* work_a per thread */
+#define B_EVERY 4	 /* work_b on every 4th work_a: 250 per thread */
+#define NAP1_CALLS 10	 /* nap_1ms per thread */
+#define NAP10_CALLS 2	 /* nap_10ms per thread */
+#define FAIL_CALLS 75	 /* maybe_fail per thread, every 3rd fails */
+#define REC_DEPTH 50	 /* rec levels per outermost call */
+#define REC_OUTER 2	 /* outermost rec calls (main thread) */
+#define LJ_CALLS 20	 /* lj_outer calls (main thread) */
+#define MS 1000000ULL
+
+enum { F_WORK_A, F_WORK_B, F_NAP1, F_NAP10, F_FAIL, F_FAIL_ERR, F_CONC, F_REC, F_LEAF,
+       F_LJ_OUTER, F_LJ_MID, F_LJ_INNER, F_LJ_AFTER, F_NR };
+static const char *const names[F_NR] = {
+	"work_a",   "work_b", "nap_1ms",  "nap_10ms", "maybe_fail", "maybe_fail:errors", "conc_wait",
+	"rec",	    "leaf",   "lj_outer", "lj_mid",	  "lj_inner",	"lj_after",
+};
+static unsigned long counts[F_NR];
+static volatile unsigned long sink;
+static pthread_barrier_t start_barrier, inside_barrier;
+static jmp_buf lj_env;
+
+static inline __attribute__((always_inline)) void count(int f)
+{
+	__atomic_fetch_add(&counts[f], 1, __ATOMIC_RELAXED);
+}
+
+TRACED void work_a(void)
+{
+	count(F_WORK_A);
+	sink += 1;
+	OPAQUE();
+}
+
+TRACED void work_b(void)
+{
+	count(F_WORK_B);
+	sink ^= 0x55;
+	OPAQUE();
+}
+
+TRACED void nap_1ms(void)
+{
+	count(F_NAP1);
+	sleep_ns(1 * MS);
+}
+
+TRACED void nap_10ms(void)
+{
+	count(F_NAP10);
+	sleep_ns(10 * MS);
+}
+
+/* Fails (returns -1) on every third call: i = 2, 5, 8, ... */
+TRACED long maybe_fail(int i)
+{
+	count(F_FAIL);
+	OPAQUE();
+	if (i % 3 == 2) {
+		count(F_FAIL_ERR);
+		return -1;
+	}
+	return 0;
+}
+
+/* All threads are inside this function at once: max_concurrency is NTHREADS. */
+TRACED void conc_wait(void)
+{
+	count(F_CONC);
+	pthread_barrier_wait(&inside_barrier);
+	sleep_ns(20 * MS);
+}
+
+TRACED void leaf(void)
+{
+	count(F_LEAF);
+	sleep_ns(1 * MS);
+}
+
+/* Each level calls leaf() (1 ms) and sleeps 1 ms itself: half self, half leaf. */
+TRACED void rec(int n)
+{
+	count(F_REC);
+	leaf();
+	sleep_ns(1 * MS);
+	if (n > 1)
+		rec(n - 1);
+	sink++; /* no tail call */
+}
+
+/* Leaves lj_inner and lj_mid without returning from them. */
+TRACED void lj_inner(void)
+{
+	count(F_LJ_INNER);
+	OPAQUE();
+	longjmp(lj_env, 1);
+}
+
+TRACED void lj_mid(void)
+{
+	count(F_LJ_MID);
+	lj_inner();
+	sink++;
+}
+
+TRACED void lj_after(void)
+{
+	count(F_LJ_AFTER);
+	sleep_ns(1 * MS);
+}
+
+TRACED void lj_outer(void)
+{
+	count(F_LJ_OUTER);
+	if (setjmp(lj_env) == 0)
+		lj_mid();
+	lj_after();
+}
+
+struct thread_res {
+	uint64_t nap1[NAP1_CALLS];
+	uint64_t nap10[NAP10_CALLS];
+};
+
+static void *thread_main(void *arg)
+{
+	struct thread_res *r = arg;
+	uint64_t t;
+
+	pthread_barrier_wait(&start_barrier);
+	for (int i = 0; i < A_CALLS; i++) {
+		work_a();
+		if (i % B_EVERY == 0)
+			work_b();
+	}
+	for (int i = 0; i < FAIL_CALLS; i++)
+		maybe_fail(i);
+	for (int i = 0; i < NAP1_CALLS; i++) {
+		t = now_ns();
+		nap_1ms();
+		r->nap1[i] = now_ns() - t;
+	}
+	for (int i = 0; i < NAP10_CALLS; i++) {
+		t = now_ns();
+		nap_10ms();
+		r->nap10[i] = now_ns() - t;
+	}
+	pthread_barrier_wait(&start_barrier);
+	conc_wait();
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Lower median, as a histogram quantile would pick an observed value. */
+static uint64_t median(uint64_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_u64);
+	return v[(n - 1) / 2];
+}
+
+int main(int argc, char **argv)
+{
+	static struct thread_res res[NTHREADS];
+	uint64_t nap1[NTHREADS * NAP1_CALLS], nap10[NTHREADS * NAP10_CALLS];
+	uint64_t t, rec_ns = 0, lj_ns = 0;
+	pthread_t tid[NTHREADS];
+
+	if (has_arg(argc, argv, "--wait-signal"))
+		gate_wait();
+
+	pthread_barrier_init(&start_barrier, NULL, NTHREADS);
+	pthread_barrier_init(&inside_barrier, NULL, NTHREADS);
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_create(&tid[i], NULL, thread_main, &res[i]);
+
+	/* Longjmp first: a tracer that keeps abandoned frames breaks rec() next. */
+	for (int i = 0; i < LJ_CALLS; i++) {
+		t = now_ns();
+		lj_outer();
+		lj_ns += now_ns() - t;
+	}
+	for (int i = 0; i < REC_OUTER; i++) {
+		t = now_ns();
+		rec(REC_DEPTH);
+		rec_ns += now_ns() - t;
+	}
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_join(tid[i], NULL);
+
+	for (int i = 0; i < NTHREADS; i++) {
+		memcpy(&nap1[i * NAP1_CALLS], res[i].nap1, sizeof(res[i].nap1));
+		memcpy(&nap10[i * NAP10_CALLS], res[i].nap10, sizeof(res[i].nap10));
+	}
+	for (int f = 0; f < F_NR; f++)
+		printf("%s=%lu\n", names[f], counts[f]);
+	printf("nap_1ms:p50_ns=%llu\n", (unsigned long long)median(nap1, NTHREADS * NAP1_CALLS));
+	printf("nap_10ms:p50_ns=%llu\n", (unsigned long long)median(nap10, NTHREADS * NAP10_CALLS));
+	printf("rec:outer_total_ns=%llu\n", (unsigned long long)rec_ns);
+	printf("lj_outer:total_ns=%llu\n", (unsigned long long)lj_ns);
+	return 0;
+}

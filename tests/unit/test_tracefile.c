@@ -1,0 +1,731 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Trace file unit tests: round trip, kill -9 (no end chunk), every
+ * truncation, every bit flip, file creation safety, write errors.
+ * "test_tracefile --seeds DIR" writes the fuzzer's seed corpus instead.
+ */
+/* <sys/stat.h> under _GNU_SOURCE clashes with adaptrace.h's __u64. */
+#undef _GNU_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "tracefile.h"
+#include "util.h"
+
+static int passed, failed;
+
+static void check(bool ok, const char *name)
+{
+	printf("%s - %s\n", ok ? "ok" : "not ok", name);
+	if (ok)
+		passed++;
+	else
+		failed++;
+}
+
+static char tmpdir[256];
+
+static char *tpath(const char *name)
+{
+	static char buf[4][PATH_MAX];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", tmpdir, name);
+	return buf[i];
+}
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *p = NULL;
+	size_t cap = 0, n;
+
+	*len = 0;
+	if (!f)
+		return NULL;
+	for (;;) {
+		if (cap - *len < 4096) {
+			cap = cap ? cap * 2 : 8192;
+			p = realloc(p, cap);
+		}
+		n = fread(p + *len, 1, cap - *len, f);
+		if (!n)
+			break;
+		*len += n;
+	}
+	fclose(f);
+	return p;
+}
+
+/* ---- sample data ---- */
+
+static struct at_kv kv[] = {
+	{"tool", "adaptrace test"},
+	{"kernel", "6.18.0"},
+	{"target", "pid 1234"},
+	{"cmdline", "adaptrace record -p 1234 --select 'most frequent'"},
+	{"empty", ""},
+};
+static struct at_binary bins[] = {
+	{"/usr/bin/prog", "0123456789abcdef0123456789abcdef01234567"},
+	{"/usr/lib/x86_64-linux-gnu/libc.so.6", ""},
+};
+#define NSYMS 6
+static struct at_symbol syms[NSYMS] = {
+	{0, 0, 0x1000, 32, 0x1000, AT_ENTRY_EMULATED, "main"},
+	{1, 0, 0x1040, 100, 0x1044, AT_ENTRY_SSTEP, "parse"},
+	{2, 0, UINT64_MAX, UINT64_MAX, UINT64_MAX, AT_ENTRY_UNKNOWN, "huge"},
+	{3, 1, 0x29dc0, 300, 0x29dc4, AT_ENTRY_EMULATED, "malloc"},
+	{4, 1, 0x2a000, 20, 0x2a000, AT_ENTRY_EMULATED, ""},
+	{5, 1, 0x2b000, 20, 0x2b000, AT_ENTRY_SSTEP, "free"},
+};
+
+static struct at_hist_pair h1[] = {{0, 1}, {1, 2}, {17, 5}, {AT_HIST_BUCKETS - 1, UINT64_MAX}};
+static struct at_hist_pair h2[] = {{40, 1000}};
+static struct at_window_entry ents[] = {
+	{1, {10, 9, 900, 900, 800, 50, 200, 1, 2, 90500.0}, 4, h1},
+	{5,
+	 {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, 0, UINT64_MAX, UINT64_MAX,
+	  UINT64_MAX, 1.7976931348623157e308},
+	 1,
+	 h2},
+	{0, {1, 0, 0, 0, 0, 0, 0, 0, 1, 0.0}, 0, NULL},
+};
+static struct at_window wins[] = {
+	{0, 1000000000, 3, ents},
+	{1000000000, 2000000000, 0, NULL},
+	{2000000000, 3000000000ULL, 1, ents + 1},
+};
+#define NWINS 3
+static struct at_end endrec = {3000000000ULL, -7, 42, {1, 2, 3, 4}, "target exited"};
+
+enum { F_END = 1, F_UNKNOWN = 2, F_SPLIT_SYMS = 4 };
+
+/* Write the sample; returns 0 or -1 with the reason printed. */
+static int write_sample(const char *path, int flags)
+{
+	char err[AT_ERRLEN];
+	struct at_writer *w = at_writer_open(path, err, sizeof(err));
+	static const char blob[] = "future chunk payload";
+	int rc = 0;
+
+	if (!w) {
+		fprintf(stderr, "# open: %s\n", err);
+		return -1;
+	}
+	rc |= at_writer_header(w, kv, 5, bins, 2);
+	if (flags & F_UNKNOWN)
+		rc |= at_writer_chunk(w, 99, blob, sizeof(blob));
+	if (flags & F_SPLIT_SYMS) {
+		rc |= at_writer_symbols(w, syms, 2);
+		rc |= at_writer_symbols(w, syms + 2, NSYMS - 2);
+	} else {
+		rc |= at_writer_symbols(w, syms, NSYMS);
+	}
+	for (int i = 0; i < NWINS; i++)
+		rc |= at_writer_window(w, &wins[i]);
+	if (flags & F_UNKNOWN)
+		rc |= at_writer_chunk(w, 1000, NULL, 0);
+	if (flags & F_END)
+		rc |= at_writer_end(w, &endrec);
+	if (rc)
+		fprintf(stderr, "# write: %s\n", at_writer_error(w));
+	if (at_writer_close(w))
+		rc = -1;
+	return rc ? -1 : 0;
+}
+
+static bool same_counts(const struct at_counts *a, const struct at_counts *b)
+{
+	return a->calls == b->calls && a->returns == b->returns && a->sum_ns == b->sum_ns &&
+	       a->total_ns == b->total_ns && a->self_ns == b->self_ns && a->min_ns == b->min_ns &&
+	       a->max_ns == b->max_ns && a->errors == b->errors && a->max_conc == b->max_conc &&
+	       !memcmp(&a->sumsq, &b->sumsq, sizeof(double));
+}
+
+static bool same_window(const struct at_window *a, const struct at_window *b)
+{
+	if (a->start_ns != b->start_ns || a->end_ns != b->end_ns || a->n != b->n)
+		return false;
+	for (uint32_t i = 0; i < a->n; i++) {
+		const struct at_window_entry *x = &a->e[i], *y = &b->e[i];
+
+		if (x->id != y->id || !same_counts(&x->c, &y->c) || x->nhist != y->nhist)
+			return false;
+		for (uint32_t j = 0; j < x->nhist; j++)
+			if (x->hist[j].bucket != y->hist[j].bucket ||
+			    x->hist[j].count != y->hist[j].count)
+				return false;
+	}
+	return true;
+}
+
+static bool same_sample(const struct at_trace *t, bool with_end)
+{
+	if (t->nkv != 5 || t->nbins != 2 || t->nsyms != NSYMS || t->nwins != NWINS ||
+	    t->has_end != with_end)
+		return false;
+	for (int i = 0; i < 5; i++)
+		if (strcmp(t->kv[i].key, kv[i].key) || strcmp(t->kv[i].value, kv[i].value))
+			return false;
+	for (int i = 0; i < 2; i++)
+		if (strcmp(t->bins[i].path, bins[i].path) ||
+		    strcmp(t->bins[i].build_id, bins[i].build_id))
+			return false;
+	for (int i = 0; i < NSYMS; i++) {
+		const struct at_symbol *a = &t->syms[i], *b = &syms[i];
+
+		if (a->id != b->id || a->binary != b->binary || a->addr != b->addr ||
+		    a->size != b->size || a->offset != b->offset || a->entry != b->entry ||
+		    strcmp(a->name, b->name))
+			return false;
+	}
+	for (int i = 0; i < NWINS; i++)
+		if (!same_window(&t->wins[i], &wins[i]))
+			return false;
+	if (with_end &&
+	    (t->end.duration_ns != endrec.duration_ns || t->end.exit_status != endrec.exit_status ||
+	     t->end.dropped_events != endrec.dropped_events ||
+	     memcmp(t->end.diag, endrec.diag, sizeof(endrec.diag)) ||
+	     strcmp(t->end.reason, endrec.reason)))
+		return false;
+	return true;
+}
+
+static bool one_line(const char *s)
+{
+	return s[0] && !strchr(s, '\n');
+}
+
+/* Chunk boundaries of a well-formed file, from its framing. */
+static size_t boundaries(const unsigned char *d, size_t len, size_t *b, size_t max)
+{
+	size_t n = 0, off = 16;
+
+	while (off + 16 <= len && n < max) {
+		uint32_t comp = d[off + 8] | d[off + 9] << 8 | d[off + 10] << 16 |
+				(uint32_t)d[off + 11] << 24;
+
+		off += 16 + comp;
+		b[n++] = off;
+	}
+	return n;
+}
+
+/* ---- tests ---- */
+
+static void test_roundtrip(void)
+{
+	struct at_trace t;
+	char err[AT_ERRLEN] = "";
+	int rc;
+
+	check(write_sample(tpath("rt"), F_END) == 0, "write sample with end");
+	rc = at_trace_read(tpath("rt"), &t, false, err, sizeof(err));
+	check(rc == 0 && same_sample(&t, true) && t.nunknown == 0, "round trip with end");
+	check(at_trace_get(&t, "kernel") && !strcmp(at_trace_get(&t, "kernel"), "6.18.0") &&
+		      at_trace_get(&t, "nope") == NULL,
+	      "at_trace_get");
+	at_trace_free(&t);
+	at_trace_free(&t); /* idempotent */
+
+	check(write_sample(tpath("noend"), 0) == 0, "write sample without end");
+	rc = at_trace_read(tpath("noend"), &t, false, err, sizeof(err));
+	check(rc == 0 && same_sample(&t, false), "no end chunk reads cleanly, has_end=false");
+	at_trace_free(&t);
+
+	check(write_sample(tpath("unk"), F_END | F_UNKNOWN | F_SPLIT_SYMS) == 0,
+	      "write sample with unknown chunks and split symbols");
+	rc = at_trace_read(tpath("unk"), &t, false, err, sizeof(err));
+	check(rc == 0 && same_sample(&t, true) && t.nunknown == 2,
+	      "unknown chunk types skipped, symbol chunks appended");
+	at_trace_free(&t);
+
+	rc = at_trace_read(tpath("does-not-exist"), &t, false, err, sizeof(err));
+	check(rc == -1 && strstr(err, "does-not-exist") && one_line(err), "missing file error");
+	write_sample(tpath("cut"), F_END);
+	check(truncate(tpath("cut"), 100) == 0, "truncate a file");
+	rc = at_trace_read(tpath("cut"), &t, false, err, sizeof(err));
+	check(rc == -1 && !strncmp(err, tpath("cut"), strlen(tpath("cut"))) &&
+		      strstr(err, ": trace file truncated at byte 100"),
+	      "read errors name the file");
+	rc = at_trace_read(tmpdir, &t, false, err, sizeof(err));
+	check(rc == -1 && one_line(err), "directory error");
+}
+
+static void test_messages(void)
+{
+	static const unsigned char v2[16] = "ADAPTRC\0\2\0\0\0";
+	unsigned char buf[16];
+	struct at_trace t;
+	char err[AT_ERRLEN];
+	uint32_t crc;
+	int rc;
+
+	rc = at_trace_parse("", 0, &t, true, err, sizeof(err));
+	check(rc == -1 && strstr(err, "empty"), "empty file");
+	rc = at_trace_parse("#!/bin/sh\necho hello\n", 21, &t, true, err, sizeof(err));
+	check(rc == -1 && !strcmp(err, "not an adaptrace trace file (bad magic)"), "bad magic");
+	rc = at_trace_parse("x", 1, &t, false, err, sizeof(err));
+	check(rc == -1 && strstr(err, "bad magic"), "one-byte file");
+
+	/* A correctly framed header of format 2. */
+	memcpy(buf, v2, 12);
+	crc = (uint32_t)crc32(0, buf, 12);
+	for (int i = 0; i < 4; i++)
+		buf[12 + i] = (crc >> (8 * i)) & 0xff;
+	rc = at_trace_parse(buf, 16, &t, true, err, sizeof(err));
+	check(rc == -1 && strstr(err, "written by a newer adaptrace"), "newer major version");
+	rc = at_trace_parse(buf, 16, &t, false, NULL, 0);
+	check(rc == -1, "NULL err buffer");
+}
+
+static void test_truncation(void)
+{
+	unsigned char *d;
+	size_t len, b[64], nb, bad = 0, badmsg = 0, badsalv = 0;
+	char err[AT_ERRLEN];
+
+	d = slurp(tpath("rt"), &len);
+	nb = boundaries(d, len, b, 64);
+	check(d && nb == 2 + NWINS + 1 && b[nb - 1] == len, "sample framing");
+	for (size_t n = 0; n < len; n++) {
+		struct at_trace t;
+		size_t k = 0; /* complete chunks in the first n bytes */
+		bool boundary = false;
+		int rc;
+
+		while (k < nb && b[k] <= n)
+			k++;
+		boundary = k && b[k - 1] == n;
+		/* malloc'd copy so ASan catches reads past n */
+		unsigned char *c = malloc(n ? n : 1);
+
+		memcpy(c, d, n);
+		rc = at_trace_parse(c, n, &t, false, err, sizeof(err));
+		if (boundary ? rc != 0 || t.has_end || t.nwins != (k > 2 ? k - 2 : 0)
+			     : rc != -1 || t.nkv || t.nsyms || t.nwins)
+			bad++;
+		if (rc == -1 && (!one_line(err) || (n >= 8 && !strstr(err, "truncated"))))
+			badmsg++;
+		at_trace_free(&t);
+		rc = at_trace_parse(c, n, &t, true, err, sizeof(err));
+		if (boundary ? rc != 0 : (k >= 1 ? rc != 1 : rc != -1))
+			badsalv++;
+		else if (rc == 1 && t.nwins != (k > 2 ? k - 2 : 0))
+			badsalv++;
+		at_trace_free(&t);
+		free(c);
+	}
+	printf("# %zu truncation lengths\n", len);
+	check(bad == 0, "every truncation: clean only at chunk boundaries");
+	check(badmsg == 0, "every truncation: one-line 'truncated' message");
+	check(badsalv == 0, "every truncation: salvage keeps the complete intervals");
+
+	/* Message wording for a cut inside a window chunk. */
+	{
+		struct at_trace t;
+		int rc = at_trace_parse(d, b[3] + 20, &t, false, err, sizeof(err));
+		char want[128];
+
+		snprintf(want, sizeof(want), "trace file truncated at byte %zu (inside a window chunk of %zu bytes)",
+			 b[3] + 20, b[4] - b[3]);
+		check(rc == -1 && !strncmp(err, want, strlen(want)) &&
+			      strstr(err, "recovered header, 6 symbols and 2 complete intervals "
+					  "(use --salvage to report them)"),
+		      "truncation message");
+		printf("# %s\n", err);
+	}
+	free(d);
+}
+
+static void test_bitflips(void)
+{
+	unsigned char *d;
+	size_t len, b[64], nb, accepted = 0, badmsg = 0, total = 0;
+	char err[AT_ERRLEN];
+
+	d = slurp(tpath("unk"), &len);
+	nb = boundaries(d, len, b, 64);
+	for (size_t i = 0; i < len; i++) {
+		for (int bit = 0; bit < 8; bit++) {
+			unsigned char *c = malloc(len);
+			struct at_trace t;
+			int rc;
+
+			memcpy(c, d, len);
+			c[i] ^= 1 << bit;
+			rc = at_trace_parse(c, len, &t, false, err, sizeof(err));
+			total++;
+			if (rc != -1 || t.nkv || t.nwins)
+				accepted++;
+			if (!one_line(err))
+				badmsg++;
+			at_trace_free(&t);
+			/* Salvage must not crash either, and keeps only whole chunks. */
+			rc = at_trace_parse(c, len, &t, true, err, sizeof(err));
+			if (rc == 0 || (rc == 1 && t.nwins > NWINS))
+				accepted++;
+			at_trace_free(&t);
+			free(c);
+		}
+	}
+	printf("# %zu bit flips over %zu bytes in %zu chunks\n", total, len, nb);
+	check(accepted == 0, "every bit flip is an error");
+	check(badmsg == 0, "every bit flip: one-line message");
+
+	/* The example message: CRC mismatch in a window chunk. */
+	{
+		unsigned char *c = malloc(len);
+		struct at_trace t;
+		int rc;
+
+		memcpy(c, d, len);
+		c[b[4] + 20] ^= 0x10; /* payload of the 2nd window (after unknown + 2 symbols) */
+		rc = at_trace_parse(c, len, &t, false, err, sizeof(err));
+		printf("# %s\n", err);
+		check(rc == -1 && strstr(err, "CRC mismatch in window chunk") &&
+			      strstr(err, "recovered header, 6 symbols and 1 complete interval") &&
+			      t.nwins == 0,
+		      "CRC mismatch message");
+		rc = at_trace_parse(c, len, &t, true, err, sizeof(err));
+		check(rc == 1 && t.nwins == 1 && t.nsyms == NSYMS && !t.has_end &&
+			      same_window(&t.wins[0], &wins[0]) && !strstr(err, "--salvage"),
+		      "salvage keeps data before the damage");
+		at_trace_free(&t);
+		free(c);
+	}
+	free(d);
+}
+
+/* Corrupt payloads with valid framing: the decoder's own checks. */
+static void test_decoder(void)
+{
+	struct at_window_entry e = {7, {1, 1, 1, 1, 1, 1, 1, 0, 1, 1.0}, 0, NULL};
+	struct at_window w = {0, 1, 1, &e};
+	struct at_hist_pair hp[2] = {{5, 1}, {5, 1}};
+	struct at_symbol bad = syms[0];
+	char err[AT_ERRLEN];
+	struct at_writer *wr;
+	struct at_trace t;
+
+	wr = at_writer_open(tpath("val"), err, sizeof(err));
+	check(wr != NULL, "open for validation");
+	if (!wr)
+		return;
+	check(at_writer_symbols(wr, syms, 1) == -1 && strstr(at_writer_error(wr), "before the header"),
+	      "writer: symbols before header refused");
+	at_writer_header(wr, kv, 1, bins, 1);
+	check(at_writer_header(wr, kv, 1, bins, 1) == -1, "writer: second header refused");
+	bad.binary = 1;
+	check(at_writer_symbols(wr, &bad, 1) == -1, "writer: binary index checked");
+	bad = syms[1];
+	check(at_writer_symbols(wr, &bad, 1) == -1, "writer: symbol ids must be positions");
+	at_writer_symbols(wr, syms, 3);
+	check(at_writer_window(wr, &w) == -1 && strstr(at_writer_error(wr), "unknown symbol"),
+	      "writer: window ids checked");
+	e.id = 2;
+	e.nhist = 2;
+	e.hist = hp;
+	check(at_writer_window(wr, &w) == -1 && strstr(at_writer_error(wr), "ascending"),
+	      "writer: histogram order checked");
+	e.nhist = 0;
+	e.c.sumsq = NAN;
+	check(at_writer_window(wr, &w) == -1, "writer: NaN sumsq refused");
+	e.c.sumsq = 1;
+	{
+		struct at_window_entry two[2] = {e, e};
+		struct at_window w2 = {0, 1, 2, two};
+
+		check(at_writer_window(wr, &w2) == -1 && strstr(at_writer_error(wr), "twice"),
+		      "writer: duplicate ids refused");
+	}
+	check(at_writer_chunk(wr, AT_CHUNK_WINDOW, "x", 1) == -1, "writer: known types reserved");
+	check(at_writer_window(wr, &w) == 0, "writer: usable after a refused call");
+	at_writer_end(wr, &endrec);
+	check(at_writer_window(wr, &w) == -1 && strstr(at_writer_error(wr), "after the end"),
+	      "writer: nothing after end");
+	at_writer_close(wr);
+	check(at_trace_read(tpath("val"), &t, false, err, sizeof(err)) == 0 && t.nwins == 1 &&
+		      t.nsyms == 3 && t.has_end,
+	      "file with refused calls reads cleanly");
+	at_trace_free(&t);
+
+	/* An unknown chunk after the end chunk is trailing garbage. */
+	{
+		size_t len;
+		unsigned char *d = slurp(tpath("rt"), &len), *c = malloc(len * 2);
+		int rc;
+
+		memcpy(c, d, len);
+		memcpy(c + len, d + 16, len - 16); /* a second header etc. after end */
+		rc = at_trace_parse(c, len * 2 - 16, &t, false, err, sizeof(err));
+		check(rc == -1 && strstr(err, "after the end chunk"), "data after end refused");
+		rc = at_trace_parse(c, len * 2 - 16, &t, true, err, sizeof(err));
+		check(rc == 1 && t.has_end && same_sample(&t, true), "salvage before trailing data");
+		at_trace_free(&t);
+		/* 3 symbols (from "val"), then a window naming symbol 5 (from "rt"). */
+		size_t b[16], vb[16], vlen;
+		unsigned char *v = slurp(tpath("val"), &vlen);
+
+		boundaries(d, len, b, 16);
+		boundaries(v, vlen, vb, 16);
+		memcpy(c, v, vb[1]);
+		memcpy(c + vb[1], d + b[1], b[2] - b[1]);
+		rc = at_trace_parse(c, vb[1] + b[2] - b[1], &t, false, err, sizeof(err));
+		printf("# %s\n", err);
+		check(rc == -1 && strstr(err, "symbol id 5 out of range (3 symbols) in window chunk"),
+		      "window ids validated against the symbol table");
+		free(v);
+		free(c);
+		free(d);
+	}
+}
+
+static void test_files(void)
+{
+	char err[AT_ERRLEN], link[PATH_MAX];
+	struct at_writer *w;
+	struct at_trace t;
+	size_t la, lb;
+	unsigned char *a, *b;
+
+	umask(0);
+	unlink(tpath("f"));
+	unlink(tpath("f.old"));
+	check(write_sample(tpath("f"), F_END) == 0, "first write");
+	a = slurp(tpath("f"), &la);
+	check(write_sample(tpath("f"), 0) == 0, "second write");
+	b = slurp(tpath("f.old"), &lb);
+	check(a && b && la == lb && !memcmp(a, b, la), "existing file kept as .old");
+	free(a);
+	free(b);
+	a = slurp(tpath("f"), &la);
+	check(write_sample(tpath("f"), F_END) == 0, "third write");
+	b = slurp(tpath("f.old"), &lb);
+	check(a && b && la == lb && !memcmp(a, b, la), "older .old replaced");
+	free(a);
+	free(b);
+	{
+		struct stat st;
+
+		check(stat(tpath("f"), &st) == 0 && (st.st_mode & 07777) == 0600,
+		      "mode 0600 with umask 0");
+	}
+	umask(022);
+
+	/* A symlink planted at the path is refused, its target untouched. */
+	snprintf(link, sizeof(link), "%s", tpath("victim"));
+	{
+		FILE *f = fopen(link, "w");
+
+		fputs("precious", f);
+		fclose(f);
+	}
+	unlink(tpath("sl"));
+	check(symlink(link, tpath("sl")) == 0, "plant symlink");
+	w = at_writer_open(tpath("sl"), err, sizeof(err));
+	check(!w && strstr(err, "symbolic link") && one_line(err), "symlink refused");
+	a = slurp(link, &la);
+	check(a && la == 8 && !memcmp(a, "precious", 8), "symlink target untouched");
+	free(a);
+	{
+		char buf[PATH_MAX];
+		ssize_t n = readlink(tpath("sl"), buf, sizeof(buf));
+
+		check(n == (ssize_t)strlen(link), "symlink itself kept");
+	}
+	unlink(tpath("dl"));
+	check(symlink(tpath("nowhere"), tpath("dl")) == 0, "plant dangling symlink");
+	w = at_writer_open(tpath("dl"), err, sizeof(err));
+	check(!w && access(tpath("nowhere"), F_OK) != 0, "dangling symlink refused, nothing created");
+	w = at_writer_open(tmpdir, err, sizeof(err));
+	check(!w && strstr(err, "not a regular file"), "directory refused");
+
+	/* Write error: the torn chunk is cut, the file reads to the last interval. */
+	{
+		struct rlimit old, lim;
+		static unsigned char junk[200000];
+		uint32_t x = 12345;
+		int rc;
+
+		for (size_t i = 0; i < sizeof(junk); i++) {
+			x = x * 1103515245 + 12345;
+			junk[i] = x >> 24;
+		}
+		signal(SIGXFSZ, SIG_IGN);
+		getrlimit(RLIMIT_FSIZE, &old);
+		w = at_writer_open(tpath("full"), err, sizeof(err));
+		at_writer_header(w, kv, 5, bins, 2);
+		at_writer_symbols(w, syms, NSYMS);
+		at_writer_window(w, &wins[0]);
+		lim = old;
+		lim.rlim_cur = 100000;
+		setrlimit(RLIMIT_FSIZE, &lim);
+		rc = at_writer_chunk(w, 77, junk, sizeof(junk));
+		check(rc == -1 && strstr(at_writer_error(w), "File too large"),
+		      "write error reported");
+		printf("# %s\n", at_writer_error(w));
+		check(at_writer_window(w, &wins[1]) == -1, "writer stays failed");
+		setrlimit(RLIMIT_FSIZE, &old);
+		at_writer_close(w);
+		rc = at_trace_read(tpath("full"), &t, false, err, sizeof(err));
+		check(rc == 0 && t.nwins == 1 && !t.has_end, "torn chunk cut after write error");
+		at_trace_free(&t);
+		signal(SIGXFSZ, SIG_DFL);
+	}
+}
+
+static void le32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (v >> (8 * i)) & 0xff;
+}
+
+/* File d with the chunk at [off, end) replaced by a well-framed chunk of raw. */
+static unsigned char *reframe(const unsigned char *d, size_t len, size_t off, size_t end,
+			      uint32_t type, const unsigned char *raw, size_t rlen, size_t *olen)
+{
+	uLongf clen = compressBound(rlen);
+	unsigned char *o = malloc(len + 16 + clen);
+	uint32_t crc;
+
+	memcpy(o, d, off);
+	compress2(o + off + 16, &clen, raw, rlen, 1);
+	le32(o + off, type);
+	le32(o + off + 4, (uint32_t)rlen);
+	le32(o + off + 8, (uint32_t)clen);
+	crc = (uint32_t)crc32(crc32(0, o + off, 12), o + off + 16, clen);
+	le32(o + off + 12, crc);
+	memcpy(o + off + 16 + clen, d + end, len - end);
+	*olen = off + 16 + clen + len - end;
+	return o;
+}
+
+/*
+ * Damage inside payloads with correct CRCs (what a buggy writer would make):
+ * the decoders must reject or accept without crashing, leaking or keeping
+ * partial chunks.
+ */
+static void test_payloads(void)
+{
+	static const unsigned char vals[] = {0x00, 0x01, 0x7f, 0x80, 0xff};
+	size_t len, b[64], nb, tried = 0, rejected = 0, bad = 0;
+	unsigned char *d = slurp(tpath("unk"), &len);
+	char err[AT_ERRLEN];
+
+	nb = boundaries(d, len, b, 64);
+	for (size_t k = 0; k < nb; k++) {
+		size_t off = k ? b[k - 1] : 16;
+		uint32_t type = d[off], comp = d[off + 8] | d[off + 9] << 8;
+		uLongf rlen = d[off + 4] | d[off + 5] << 8;
+		unsigned char *raw = malloc(rlen + 1), *m = malloc(rlen + 1);
+
+		if (type > AT_CHUNK_END || uncompress(raw, &rlen, d + off + 16, comp) != Z_OK) {
+			free(raw);
+			free(m);
+			continue;
+		}
+		/* every byte set to a few values, and every payload length */
+		for (size_t i = 0; i <= rlen; i++) {
+			for (size_t v = 0; v <= sizeof(vals); v++) {
+				struct at_trace t;
+				size_t mlen = rlen, olen;
+				unsigned char *o;
+				int rc;
+
+				memcpy(m, raw, rlen);
+				if (v == sizeof(vals))
+					mlen = i;
+				else if (i < rlen)
+					m[i] = vals[v];
+				else
+					continue;
+				o = reframe(d, len, off, b[k], type, m, mlen, &olen);
+				rc = at_trace_parse(o, olen, &t, false, err, sizeof(err));
+				tried++;
+				if (rc == -1)
+					rejected++;
+				if ((rc == -1 && (t.nkv || t.nwins || !one_line(err))) ||
+				    (rc == 0 && t.nwins > NWINS))
+					bad++;
+				at_trace_free(&t);
+				rc = at_trace_parse(o, olen, &t, true, err, sizeof(err));
+				if (rc == 1 && t.nwins > NWINS)
+					bad++;
+				at_trace_free(&t);
+				free(o);
+			}
+		}
+		free(raw);
+		free(m);
+	}
+	printf("# %zu damaged payloads with good CRCs, %zu rejected\n", tried, rejected);
+	check(tried > 1000 && rejected > tried / 2 && bad == 0, "damaged payloads with good CRCs");
+	free(d);
+}
+
+static int write_seeds(const char *dir)
+{
+	static const struct {
+		const char *name;
+		int flags;
+	} s[] = {{"full", F_END}, {"noend", 0}, {"unknown", F_END | F_UNKNOWN | F_SPLIT_SYMS}};
+	char path[PATH_MAX], err[AT_ERRLEN];
+	struct at_writer *w;
+
+	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, s[i].name);
+		if (write_sample(path, s[i].flags))
+			return 1;
+		snprintf(path, sizeof(path), "%s/%s.old", dir, s[i].name);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/header-only", dir);
+	w = at_writer_open(path, err, sizeof(err));
+	if (!w || at_writer_header(w, kv, 2, NULL, 0) || at_writer_close(w))
+		return 1;
+	snprintf(path, sizeof(path), "%s/header-only.old", dir);
+	unlink(path);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char tmpl[] = "/tmp/test_tracefile.XXXXXX";
+	char cmd[PATH_MAX + 16];
+
+	if (argc == 3 && !strcmp(argv[1], "--seeds"))
+		return write_seeds(argv[2]);
+	if (!mkdtemp(tmpl)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(tmpdir, sizeof(tmpdir), "%s", tmpl);
+	test_roundtrip();
+	test_messages();
+	test_truncation();
+	test_bitflips();
+	test_payloads();
+	test_decoder();
+	test_files();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "# could not remove %s\n", tmpdir);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

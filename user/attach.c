@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+
+#include "attach.h"
+#include "util.h"
+
+/* The link_create part of union bpf_attr with the uprobe_multi member (6.6). */
+struct link_create_uprobe_multi {
+	uint32_t prog_fd;
+	uint32_t target_fd;
+	uint32_t attach_type;
+	uint32_t flags;
+	uint64_t path;
+	uint64_t offsets;
+	uint64_t ref_ctr_offsets;
+	uint64_t cookies;
+	uint32_t cnt;
+	uint32_t um_flags;
+	uint32_t pid;
+	uint32_t pad;
+};
+
+static int uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offsets,
+			     const uint64_t *cookies, size_t n, bool retprobe, pid_t pid)
+{
+	struct link_create_uprobe_multi attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_fd = prog_fd;
+	attr.attach_type = AT_BPF_TRACE_UPROBE_MULTI;
+	attr.path = (uint64_t)(uintptr_t)path;
+	attr.offsets = (uint64_t)(uintptr_t)offsets;
+	attr.cookies = (uint64_t)(uintptr_t)cookies;
+	attr.cnt = (uint32_t)n;
+	attr.um_flags = retprobe ? AT_BPF_F_UPROBE_MULTI_RETURN : 0;
+	attr.pid = pid > 0 ? (uint32_t)pid : 0;
+	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	return fd < 0 ? -errno : fd;
+}
+
+/* A site in our own text for the feature probe. */
+__attribute__((noinline)) int at_feature_probe_site(int x)
+{
+	asm volatile("" ::: "memory");
+	return x + 1;
+}
+
+/* File offset of one of our own functions, from /proc/self/maps. */
+static int self_offset(uint64_t *off)
+{
+	uintptr_t addr = (uintptr_t)&at_feature_probe_site;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long start, end, pgoff;
+
+		if (sscanf(line, "%lx-%lx %*s %lx", &start, &end, &pgoff) != 3)
+			continue;
+		if (addr >= start && addr < end) {
+			*off = addr - start + pgoff;
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+static void probe_features(struct at_features *f)
+{
+	struct bpf_insn insns[] = {
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = AT_BPF_TRACE_UPROBE_MULTI);
+	const char *env = getenv("ADAPTRACE_NO_UPROBE_MULTI");
+	uint64_t off, cookie = 0;
+	int prog, link;
+
+	f->probed = true;
+	if (env && *env && strcmp(env, "0"))
+		return;
+	if (self_offset(&off))
+		return;
+	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "at_feat", "GPL", insns, 2, &opts);
+	if (prog < 0)
+		return;
+	link = uprobe_multi_link(prog, "/proc/self/exe", &off, &cookie, 1, false, getpid());
+	if (link >= 0) {
+		f->uprobe_multi = true;
+		close(link);
+	}
+	close(prog);
+}
+
+const struct at_features *at_features(void)
+{
+	static struct at_features f;
+
+	if (!f.probed)
+		probe_features(&f);
+	return &f;
+}
+
+void at_prepare_program(struct bpf_program *prog)
+{
+	if (at_features()->uprobe_multi)
+		bpf_program__set_expected_attach_type(prog, AT_BPF_TRACE_UPROBE_MULTI);
+}
+
+static int attach_each(struct at_links *l, struct bpf_program *prog, bool retprobe,
+		       const char *path, const uint64_t *offsets, const uint64_t *cookies, size_t n,
+		       pid_t pid, char *err, size_t errlen)
+{
+	l->links = at_xrealloc(l->links, l->nlinks + n, sizeof(*l->links));
+	for (size_t i = 0; i < n; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .bpf_cookie = cookies[i]);
+		struct bpf_link *link;
+
+		link = bpf_program__attach_uprobe_opts(prog, pid > 0 ? pid : -1, path,
+						       (size_t)offsets[i], &opts);
+		if (!link) {
+			int e = errno;
+
+			snprintf(err, errlen, "cannot attach uprobe to %s at offset 0x%" PRIx64 ": %s",
+				 path, offsets[i], strerror(e));
+			return -e;
+		}
+		l->links[l->nlinks++] = link;
+	}
+	return 0;
+}
+
+int at_attach_uprobes(struct at_links *l, struct bpf_program *prog, bool retprobe,
+		      const char *path, const uint64_t *offsets, const uint64_t *cookies, size_t n,
+		      pid_t pid, char *err, size_t errlen)
+{
+	int fd;
+
+	if (!n)
+		return 0;
+	if (!at_features()->uprobe_multi)
+		return attach_each(l, prog, retprobe, path, offsets, cookies, n, pid, err, errlen);
+	fd = uprobe_multi_link(bpf_program__fd(prog), path, offsets, cookies, n, retprobe, pid);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot attach %zu uprobes to %s: %s", n, path, strerror(-fd));
+		return fd;
+	}
+	l->fds = at_xrealloc(l->fds, l->nfds + 1, sizeof(*l->fds));
+	l->fds[l->nfds++] = fd;
+	return 0;
+}
+
+void at_links_destroy(struct at_links *l)
+{
+	for (size_t i = 0; i < l->nfds; i++)
+		close(l->fds[i]);
+	for (size_t i = 0; i < l->nlinks; i++)
+		bpf_link__destroy(l->links[i]);
+	free(l->fds);
+	free(l->links);
+	memset(l, 0, sizeof(*l));
+}

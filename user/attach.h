@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Attaching one BPF program to many uprobes. The kernel's uprobe_multi link
+ * (6.6+) attaches thousands of sites in one bpf(BPF_LINK_CREATE) call;
+ * Debian's libbpf 1.1 has no API for it, so we call bpf() directly, and fall
+ * back to one perf-event link per site where the kernel lacks it.
+ */
+#ifndef AT_ATTACH_H
+#define AT_ATTACH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct bpf_program;
+struct bpf_link;
+
+/* Values of the kernel ABI, absent from Debian 12's headers. */
+#define AT_BPF_TRACE_UPROBE_MULTI 48
+#define AT_BPF_TRACE_UPROBE_SESSION 57
+#define AT_BPF_F_UPROBE_MULTI_RETURN 1U
+
+struct at_features {
+	bool uprobe_multi;
+	bool probed;
+};
+
+/*
+ * Find out once whether uprobe_multi works here, by attaching a trivial
+ * program to a function of our own. ADAPTRACE_NO_UPROBE_MULTI=1 forces
+ * the fallback (for tests of it).
+ */
+const struct at_features *at_features(void);
+
+/* Set the programs' expected attach type to match the features; before load. */
+void at_prepare_program(struct bpf_program *prog);
+
+struct at_links {
+	int *fds; /* uprobe_multi links */
+	size_t nfds;
+	struct bpf_link **links; /* fallback: one per site */
+	size_t nlinks;
+};
+
+/*
+ * Attach prog at offsets[] of path (entry, or return with retprobe), each
+ * site with its cookie. pid > 0 limits it to that process. Returns 0 or
+ * -errno with err filled.
+ */
+int at_attach_uprobes(struct at_links *l, struct bpf_program *prog, bool retprobe,
+		      const char *path, const uint64_t *offsets, const uint64_t *cookies, size_t n,
+		      pid_t pid, char *err, size_t errlen);
+void at_links_destroy(struct at_links *l);
+
+#endif

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * adaptrace list: the functions that record would probe with the same
+ * options, with their address, size and how costly a probe on their first
+ * instruction is.
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbols.h"
+#include "target.h"
+#include "util.h"
+
+static const char usage_text[] =
+	"Usage: adaptrace list (-p PID | -b PATH) [-f GLOB]... [-x GLOB]... [-l LIB]...\n"
+	"                      [--usdt] [--json]\n"
+	"\n"
+	"List the functions that 'adaptrace record' with the same options would trace:\n"
+	"the function symbols of the target's executable (from .symtab, or .dynsym for a\n"
+	"stripped binary, or the .symtab of its debug file in /usr/lib/debug/.build-id)\n"
+	"and of the libraries given with -l. Aliases of one address are listed once;\n"
+	"size-0 symbols, PLT stubs, GNU ifunc resolvers and '.cold' fragments are left out.\n"
+	"\n"
+	"Target (exactly one):\n"
+	"  -p, --pid PID        the executable of process PID (through /proc/PID/exe)\n"
+	"  -b, --binary PATH    an executable or shared library on disk\n"
+	"\n"
+	"Selection:\n"
+	"  -f, --func GLOB      only functions whose name matches GLOB (shell glob, e.g.\n"
+	"                       'parse_*'); repeatable; a GLOB matching nothing is an error.\n"
+	"                       Default: every function, minus start-up and runtime code\n"
+	"                       (_start, _init, frame_dummy, C++ static constructors,\n"
+	"                       sanitizer runtimes...)\n"
+	"  -x, --exclude GLOB   leave out functions matching GLOB; repeatable\n"
+	"  -l, --lib LIB        also list shared library LIB: a path, or a name such as\n"
+	"                       'libc' or 'c', matched against the libraries mapped by the\n"
+	"                       process (-p) or needed by the binary (-b); repeatable\n"
+	"  --usdt               list USDT probes instead (not implemented yet)\n"
+	"\n"
+	"Output:\n"
+	"  --json               one JSON object: {\"binaries\":[{\"path\", \"main\", \"build_id\",\n"
+	"                       \"pie\", \"symbols\":\"symtab\"|\"dynsym\", \"functions\":[{\"name\",\n"
+	"                       \"address\", \"offset\", \"size\", \"entry\"}]}]}\n"
+	"  -h, --help           show this help\n"
+	"\n"
+	"Each line gives the symbol address (as linked; PIE and libraries are relocated\n"
+	"at run time), the size in bytes, how the kernel runs the probed first\n"
+	"instruction, the binary when there are several, and the name. ENTRY is\n"
+	"'emulated' (push, call, jmp, jcc, nop: about 0.5 us per hit) or 'single-step'\n"
+	"(mov, sub, lea, endbr64...: about 9 us per hit), so a hot function with a\n"
+	"single-stepped entry is expensive to trace. A summary goes to stderr.\n"
+	"\n"
+	"Exit status: 0 success; 2 bad usage or input (no such process, missing or\n"
+	"non-ELF file, stripped binary, a -f GLOB matching nothing); 3 environment\n"
+	"(permission denied: run as root).\n"
+	"\n"
+	"Examples:\n"
+	"  adaptrace list -b ./server -f 'http_*'\n"
+	"  adaptrace list -p 1234 -l libc -f 'malloc' -f 'free'\n"
+	"  adaptrace list -b /usr/bin/python3.11 --json\n";
+
+static void print_json_bin(const struct at_target_bin *b, FILE *out)
+{
+	size_t i;
+
+	fputs("{\"path\":", out);
+	at_json_str(out, b->display_path);
+	fprintf(out, ",\"main\":%s,\"build_id\":", b->is_main ? "true" : "false");
+	at_json_str(out, b->elf.build_id);
+	fprintf(out, ",\"pie\":%s,\"symbols\":\"%s\",\"functions\":[", b->elf.pie ? "true" : "false",
+		b->elf.from_dynsym ? "dynsym" : "symtab");
+	for (i = 0; i < b->nsel; i++) {
+		const struct at_elf_func *f = &b->elf.funcs[b->sel[i]];
+
+		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
+		at_json_str(out, f->name);
+		fprintf(out, ",\"address\":%lu,\"offset\":%lu,\"size\":%lu,\"entry\":\"%s\"}",
+			(unsigned long)f->addr, (unsigned long)f->offset, (unsigned long)f->size,
+			at_entry_kind_str(f->entry));
+	}
+	fputs("]}", out);
+}
+
+static void print_json(const struct at_target *t, FILE *out)
+{
+	size_t i;
+
+	fputs("{\"binaries\":[", out);
+	for (i = 0; i < t->nbins; i++) {
+		if (i)
+			fputs(",\n", out);
+		print_json_bin(&t->bins[i], out);
+	}
+	fputs("]}\n", out);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static void print_plain(const struct at_target *t, FILE *out)
+{
+	size_t i, j, width = 6, nsstep = 0, nbins = 0;
+	bool multi = t->nbins > 1;
+
+	for (i = 0; i < t->nbins; i++) {
+		if (strlen(base_name(t->bins[i].display_path)) > width)
+			width = strlen(base_name(t->bins[i].display_path));
+	}
+	if (multi)
+		fprintf(out, "%-18s %8s  %-11s  %-*s  %s\n", "ADDRESS", "SIZE", "ENTRY", (int)width,
+			"BINARY", "NAME");
+	else
+		fprintf(out, "%-18s %8s  %-11s  %s\n", "ADDRESS", "SIZE", "ENTRY", "NAME");
+	for (i = 0; i < t->nbins; i++) {
+		const struct at_target_bin *b = &t->bins[i];
+
+		nbins += b->nsel > 0;
+		for (j = 0; j < b->nsel; j++) {
+			const struct at_elf_func *f = &b->elf.funcs[b->sel[j]];
+
+			nsstep += f->entry == AT_ENTRY_SSTEP;
+			fprintf(out, "0x%016lx %8lu  %-11s  ", (unsigned long)f->addr,
+				(unsigned long)f->size, at_entry_kind_str(f->entry));
+			if (multi)
+				fprintf(out, "%-*s  ", (int)width, base_name(b->display_path));
+			fprintf(out, "%s\n", f->name);
+		}
+	}
+	fflush(out);
+	fprintf(stderr, "%zu function%s in %zu binar%s; %zu with single-stepped entry\n", t->nsel,
+		t->nsel == 1 ? "" : "s", nbins, nbins == 1 ? "y" : "ies", nsstep);
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	at_err("list: %s; see 'adaptrace list --help'", msg);
+	return AT_EXIT_USAGE;
+}
+
+enum { OPT_USDT = 256, OPT_JSON };
+
+static const struct option long_opts[] = {
+	{"pid", required_argument, NULL, 'p'},
+	{"binary", required_argument, NULL, 'b'},
+	{"func", required_argument, NULL, 'f'},
+	{"exclude", required_argument, NULL, 'x'},
+	{"lib", required_argument, NULL, 'l'},
+	{"usdt", no_argument, NULL, OPT_USDT},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+/* Parse argv into o; returns -1 to go on, or an exit code. */
+static int parse_args(int argc, char **argv, struct at_target_opts *o, bool *json)
+{
+	bool usdt = false;
+	int c;
+
+	optind = 0; /* full getopt reset: another command may have parsed before */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:p:b:f:x:l:h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (!at_parse_pid(optarg, &o->pid))
+				return usage_error("invalid PID '%s' (a positive number)", optarg);
+			break;
+		case 'b':
+			o->binary = optarg;
+			break;
+		case 'f':
+			at_strv_push(&o->include, optarg);
+			break;
+		case 'x':
+			at_strv_push(&o->exclude, optarg);
+			break;
+		case 'l':
+			at_strv_push(&o->libs, optarg);
+			break;
+		case OPT_USDT:
+			usdt = true;
+			break;
+		case OPT_JSON:
+			*json = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return AT_EXIT_OK;
+		case ':':
+			return usage_error("option '%s' needs an argument", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (usdt) {
+		at_err("--usdt is not implemented yet");
+		return AT_EXIT_USAGE;
+	}
+	if (!o->pid == !o->binary)
+		return usage_error("give exactly one of -p PID and -b PATH");
+	return -1;
+}
+
+static int list_target(const struct at_target_opts *o, bool json)
+{
+	struct at_target t;
+	char err[AT_ERRLEN];
+	int rc;
+
+	rc = at_target_resolve(o, &t, err, sizeof(err));
+	if (rc) {
+		at_err("%s", err);
+		return rc;
+	}
+	if (json)
+		print_json(&t, stdout);
+	else
+		print_plain(&t, stdout);
+	if (fflush(stdout) || ferror(stdout)) {
+		at_err("list: cannot write the output");
+		rc = AT_EXIT_ENV;
+	}
+	at_target_free(&t);
+	return rc;
+}
+
+int cmd_list(int argc, char **argv)
+{
+	struct at_target_opts o = {0};
+	bool json = false;
+	int rc;
+
+	rc = parse_args(argc, argv, &o, &json);
+	if (rc < 0)
+		rc = list_target(&o, json);
+	at_strv_free(&o.include);
+	at_strv_free(&o.exclude);
+	at_strv_free(&o.libs);
+	return rc;
+}

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* adaptrace: subcommand dispatch and the top-level help. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "util.h"
+
+static void usage(FILE *f)
+{
+	fputs("Usage: adaptrace COMMAND [OPTIONS]\n"
+	      "\n"
+	      "Trace the functions of user-space programs with eBPF uprobes, spending\n"
+	      "overhead only where it pays: exact call counts and latency histograms for\n"
+	      "every function (coarse phase), detail only for the relevant ones.\n"
+	      "\n"
+	      "Commands:\n"
+	      "  list     list the functions (and how cheaply each can be probed)\n"
+	      "  record   trace a process, a binary or a command into a trace file\n"
+	      "  report   print the figures of a trace file\n"
+	      "\n"
+	      "Targets: -p PID (one process), -b PATH (every process running PATH),\n"
+	      "-- CMD [ARG]... (start CMD with the probes attached).\n"
+	      "\n"
+	      "Run 'adaptrace COMMAND --help' for a command's options.\n"
+	      "Exit status: 0 success, 2 bad usage or input, 3 missing privilege or kernel\n"
+	      "feature; record -- CMD exits with CMD's status.\n",
+	      f);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} cmds[] = {
+		{"list", cmd_list},
+		{"record", cmd_record},
+		{"report", cmd_report},
+	};
+
+	if (argc < 2) {
+		usage(stderr);
+		return AT_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return AT_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("adaptrace %s\n", AT_VERSION);
+		return AT_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	at_err("unknown command '%s': run 'adaptrace --help' for the list", argv[1]);
+	return AT_EXIT_USAGE;
+}

@@ -1,0 +1,755 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * adaptrace record: attach the coarse programs, snapshot their maps every
+ * interval into the trace file, and report at the end.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/timerfd.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "attach.h"
+#include "coarse.skel.h"
+#include "commands.h"
+#include "privilege.h"
+#include "report.h"
+#include "stats.h"
+#include "target.h"
+#include "tracefile.h"
+#include "util.h"
+
+struct rec_opts {
+	struct at_target_opts t;
+	char **cmd; /* -- CMD ARG... */
+	const char *output;
+	double duration; /* seconds, 0 = until stopped */
+	double interval;
+	bool quiet;
+	bool empty_probes; /* benchmark floor: empty programs, no file figures */
+};
+
+/* Why the main loop stopped. */
+enum stop_reason {
+	STOP_NONE,
+	STOP_DURATION,
+	STOP_SIGNAL,
+	STOP_TARGET_EXIT,
+	STOP_WRITE_ERROR,
+};
+
+struct recorder {
+	struct rec_opts *o;
+	struct at_target tgt;
+	struct coarse_bpf *skel;
+	struct at_links entry_links, return_links;
+	struct at_stats_reader *stats;
+	struct at_writer *w;
+	/* In-memory copy of what the file holds, for the closing report. */
+	struct at_trace t;
+	struct at_profile_set ps;
+	pid_t child;	/* -- CMD */
+	int child_status;
+	bool child_exited;
+	int go_fd;	/* write end of the child's start pipe */
+	uint64_t t0, last_tick;
+	int stop_signal;
+	enum stop_reason stop;
+	char err[AT_ERRLEN];
+};
+
+static void record_usage(FILE *f)
+{
+	fputs("Usage: adaptrace record (-p PID | -b PATH | -- CMD [ARG]...) [options]\n"
+	      "\n"
+	      "Trace functions with uprobes and keep, per function, the exact call count,\n"
+	      "inclusive and exclusive time, min/max, errors, calls in flight and a latency\n"
+	      "histogram, snapshotted every interval into a trace file. Nothing leaves the\n"
+	      "kernel per call.\n"
+	      "\n"
+	      "Target (exactly one):\n"
+	      "  -p, --pid PID        that process, all its threads\n"
+	      "  -b, --binary PATH    every process running PATH, including ones started later\n"
+	      "  -- CMD [ARG]...      start CMD with the probes attached before its first\n"
+	      "                       instruction; stop when it exits and exit with its status\n"
+	      "\n"
+	      "Selection:\n"
+	      "  -f, --func GLOB      trace functions matching GLOB (repeatable; default: every\n"
+	      "                       function of the main binary minus start-up noise such\n"
+	      "                       as _start, _init, frame_dummy)\n"
+	      "  -x, --exclude GLOB   leave out functions matching GLOB (repeatable)\n"
+	      "  -l, --lib LIB        add a shared library, by path or by name as in the\n"
+	      "                       process's maps (-l libc); all its functions unless -f\n"
+	      "\n"
+	      "Recording:\n"
+	      "  -o, --output FILE    trace file (default adaptrace.data, mode 0600; an existing\n"
+	      "                       file is kept as FILE.old)\n"
+	      "  -d, --duration SEC   stop after SEC seconds (default: Ctrl-C, SIGTERM, or the\n"
+	      "                       target's exit)\n"
+	      "      --interval SEC   snapshot interval (default 1)\n"
+	      "  -q, --quiet          no report at the end\n"
+	      "\n"
+	      "Figures: CALLS is exact. TOTAL is inclusive time with recursion counted once;\n"
+	      "SELF excludes traced callees; MEAN/P50/P90/P99/MAX are per-call inclusive\n"
+	      "durations (histogram resolution 12.5 %). ERRORS counts negative return values.\n"
+	      "Calls that never return (longjmp, exceptions, thread exit) are counted but not\n"
+	      "timed, and the report says how many there were.\n"
+	      "\n"
+	      "Probes attach through the kernel's uprobe_multi link (Linux 6.6+); without it,\n"
+	      "one perf-event link per function (slower to attach). Needs root, or CAP_BPF\n"
+	      "and CAP_PERFMON (and CAP_SYS_PTRACE for -p).\n"
+	      "\n"
+	      "Examples:\n"
+	      "  adaptrace record -- ./server --port 8080\n"
+	      "  adaptrace record -p 1234 -l libc -f 'malloc*' -d 10\n"
+	      "  adaptrace record -b /usr/bin/python3.11 -o py.data\n"
+	      "\n"
+	      "Exit status: 0, CMD's status with -- CMD, 2 bad usage or input, 3 missing\n"
+	      "privilege or kernel feature, or a write error.\n",
+	      f);
+}
+
+static void not_yet(const char *opt)
+{
+	at_die(AT_EXIT_USAGE, "%s is not available in this version of adaptrace", opt);
+}
+
+static void parse_opts(int argc, char **argv, struct rec_opts *o)
+{
+	enum { OPT_INTERVAL = 256, OPT_EMPTY, OPT_LATER };
+	static const struct option opts[] = {
+		{"pid", required_argument, NULL, 'p'},
+		{"binary", required_argument, NULL, 'b'},
+		{"func", required_argument, NULL, 'f'},
+		{"exclude", required_argument, NULL, 'x'},
+		{"lib", required_argument, NULL, 'l'},
+		{"output", required_argument, NULL, 'o'},
+		{"duration", required_argument, NULL, 'd'},
+		{"interval", required_argument, NULL, OPT_INTERVAL},
+		{"quiet", no_argument, NULL, 'q'},
+		{"empty-probes", no_argument, NULL, OPT_EMPTY},
+		{"usdt", required_argument, NULL, 'u'},
+		{"select", required_argument, NULL, OPT_LATER},
+		{"detail", required_argument, NULL, OPT_LATER},
+		{"args", required_argument, NULL, OPT_LATER},
+		{"budget", required_argument, NULL, OPT_LATER},
+		{"max-events", required_argument, NULL, OPT_LATER},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c, idx, ntargets = 0;
+
+	o->output = "adaptrace.data";
+	o->interval = 1.0;
+	/* '+': stop at the first non-option so "-- CMD -x" stays CMD's. */
+	while ((c = getopt_long(argc, argv, "+p:b:f:x:l:o:d:u:qh", opts, &idx)) != -1) {
+		switch (c) {
+		case 'p':
+			if (!at_parse_pid(optarg, &o->t.pid))
+				at_die(AT_EXIT_USAGE, "-p takes a process id, not '%s'", optarg);
+			ntargets++;
+			break;
+		case 'b':
+			o->t.binary = optarg;
+			ntargets++;
+			break;
+		case 'f':
+			at_strv_push(&o->t.include, optarg);
+			break;
+		case 'x':
+			at_strv_push(&o->t.exclude, optarg);
+			break;
+		case 'l':
+			at_strv_push(&o->t.libs, optarg);
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'd':
+			if (!at_parse_seconds(optarg, &o->duration))
+				at_die(AT_EXIT_USAGE, "-d takes a positive number of seconds, not '%s'",
+				       optarg);
+			break;
+		case OPT_INTERVAL:
+			if (!at_parse_seconds(optarg, &o->interval) || o->interval < 0.01)
+				at_die(AT_EXIT_USAGE,
+				       "--interval takes seconds (at least 0.01), not '%s'", optarg);
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case OPT_EMPTY:
+			o->empty_probes = true;
+			break;
+		case 'u':
+			not_yet("-u (USDT probes)");
+			break;
+		case OPT_LATER:
+			not_yet(opts[idx].name);
+			break;
+		case 'h':
+			record_usage(stdout);
+			exit(AT_EXIT_OK);
+		default:
+			fputs("Run 'adaptrace record --help' for the options.\n", stderr);
+			exit(AT_EXIT_USAGE);
+		}
+	}
+	if (optind < argc) {
+		o->cmd = &argv[optind];
+		ntargets++;
+	}
+	if (ntargets != 1)
+		at_die(AT_EXIT_USAGE, "record needs exactly one target: -p PID, -b PATH or -- CMD "
+				      "(see adaptrace record --help)");
+}
+
+/* Fork CMD, held before exec until the probes are attached. */
+static int spawn_held(struct recorder *r)
+{
+	int pipefd[2];
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		char go;
+
+		close(pipefd[1]);
+		if (read(pipefd[0], &go, 1) != 1)
+			_exit(127); /* the recorder gave up */
+		execvp(r->o->cmd[0], r->o->cmd);
+		fprintf(stderr, "adaptrace: cannot run %s: %s\n", r->o->cmd[0], strerror(errno));
+		_exit(127);
+	}
+	close(pipefd[0]);
+	r->child = pid;
+	r->go_fd = pipefd[1];
+	return 0;
+}
+
+static void release_child(struct recorder *r)
+{
+	char go = 1;
+
+	if (r->go_fd >= 0) {
+		if (write(r->go_fd, &go, 1) != 1)
+			at_warn("could not start %s", r->o->cmd[0]);
+		close(r->go_fd);
+		r->go_fd = -1;
+	}
+}
+
+/* kernel's s_dev encoding (MKDEV), from the user-space one. */
+static uint32_t kernel_dev(dev_t d)
+{
+	return (major(d) << 20) | minor(d);
+}
+
+static void kv_add(struct at_trace *t, const char *k, const char *v)
+{
+	t->kv = at_xrealloc(t->kv, t->nkv + 1, sizeof(*t->kv));
+	t->kv[t->nkv].key = at_xstrdup(k);
+	t->kv[t->nkv].value = at_xstrdup(v);
+	t->nkv++;
+}
+
+static char *join_args(int argc, char **argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = at_xcalloc(len, 1);
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+/* Header key/values, binaries and symbols, mirrored in memory for the report. */
+static void describe(struct recorder *r, int argc, char **argv)
+{
+	struct at_trace *t = &r->t;
+	struct utsname u;
+	char buf[PATH_MAX + 64];
+	char *cmdline = join_args(argc, argv);
+	time_t now = time(NULL);
+	uint32_t id = 0;
+
+	snprintf(buf, sizeof(buf), "%s", AT_VERSION);
+	kv_add(t, "tool_version", buf);
+	uname(&u);
+	kv_add(t, "kernel", u.release);
+	kv_add(t, "hostname", u.nodename);
+	if (r->o->t.pid)
+		snprintf(buf, sizeof(buf), "pid %d (%s)", (int)r->tgt.pid,
+			 r->tgt.bins[0].display_path);
+	else if (r->o->cmd)
+		snprintf(buf, sizeof(buf), "command %s", r->tgt.bins[0].display_path);
+	else
+		snprintf(buf, sizeof(buf), "binary %s", r->tgt.bins[0].display_path);
+	kv_add(t, "target", buf);
+	kv_add(t, "command_line", cmdline);
+	free(cmdline);
+	if (r->o->cmd) {
+		int n = 0;
+		char *c;
+
+		while (r->o->cmd[n])
+			n++;
+		c = join_args(n, r->o->cmd);
+		kv_add(t, "target_command", c);
+		free(c);
+	}
+	snprintf(buf, sizeof(buf), "%" PRIu64, at_wall_ns());
+	kv_add(t, "start_time_ns", buf);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S%z", localtime(&now));
+	kv_add(t, "start_time", buf);
+	snprintf(buf, sizeof(buf), "%.0f", r->o->interval * 1e9);
+	kv_add(t, "interval_ns", buf);
+	kv_add(t, "attach", at_features()->uprobe_multi ? "uprobe_multi" : "perf_event");
+	kv_add(t, "phase", r->o->empty_probes ? "empty" : "coarse");
+
+	t->nbins = r->tgt.nbins;
+	t->bins = at_xcalloc(t->nbins, sizeof(*t->bins));
+	t->nsyms = r->tgt.nsel;
+	t->syms = at_xcalloc(t->nsyms ? t->nsyms : 1, sizeof(*t->syms));
+	for (size_t b = 0; b < r->tgt.nbins; b++) {
+		const struct at_target_bin *tb = &r->tgt.bins[b];
+
+		t->bins[b].path = at_xstrdup(tb->display_path);
+		snprintf(t->bins[b].build_id, sizeof(t->bins[b].build_id), "%s", tb->elf.build_id);
+		for (size_t i = 0; i < tb->nsel; i++) {
+			const struct at_elf_func *fn = &tb->elf.funcs[tb->sel[i]];
+			struct at_symbol *s = &t->syms[id];
+
+			s->id = id++;
+			s->binary = (uint32_t)b;
+			s->addr = fn->addr;
+			s->size = fn->size;
+			s->offset = fn->offset;
+			s->entry = fn->entry;
+			s->name = at_xstrdup(fn->name);
+		}
+	}
+}
+
+static int load_programs(struct recorder *r)
+{
+	uint32_t n = (uint32_t)r->tgt.nsel;
+	struct coarse_bpf *s;
+	struct stat st;
+	int err;
+
+	if (!getenv("ADAPTRACE_DEBUG"))
+		libbpf_set_print(NULL);
+	s = coarse_bpf__open();
+	if (!s) {
+		snprintf(r->err, sizeof(r->err), "cannot open the BPF programs: %s",
+			 strerror(errno));
+		return -errno;
+	}
+	r->skel = s;
+	bpf_map__set_max_entries(s->maps.fstats, n);
+	bpf_map__set_max_entries(s->maps.hists, n);
+	bpf_map__set_max_entries(s->maps.conc, n);
+	if (!r->o->t.pid && !r->o->cmd && stat(r->tgt.bins[0].attach_path, &st) == 0) {
+		s->rodata->target_ino = st.st_ino;
+		s->rodata->target_dev = kernel_dev(st.st_dev);
+	}
+	at_prepare_program(s->progs.coarse_entry);
+	at_prepare_program(s->progs.coarse_return);
+	at_prepare_program(s->progs.empty_entry);
+	at_prepare_program(s->progs.empty_return);
+	err = coarse_bpf__load(s);
+	if (err) {
+		snprintf(r->err, sizeof(r->err),
+			 "cannot load the BPF programs (%s): the kernel needs BTF and BPF task "
+			 "storage (Linux 5.11+)",
+			 strerror(-err));
+		return err;
+	}
+	r->stats = at_stats_reader_new(bpf_map__fd(s->maps.fstats), bpf_map__fd(s->maps.hists),
+				       bpf_map__fd(s->maps.conc), bpf_map__fd(s->maps.diag), n);
+	return 0;
+}
+
+/* Returns first, so that every timed call has its entry frame. */
+static int attach_all(struct recorder *r)
+{
+	struct bpf_program *entry = r->o->empty_probes ? r->skel->progs.empty_entry
+						       : r->skel->progs.coarse_entry;
+	struct bpf_program *ret = r->o->empty_probes ? r->skel->progs.empty_return
+						     : r->skel->progs.coarse_return;
+	pid_t pid = r->o->cmd ? r->child : r->tgt.pid;
+	uint32_t id = 0;
+	int err = 0;
+
+	for (size_t b = 0; b < r->tgt.nbins && !err; b++) {
+		const struct at_target_bin *tb = &r->tgt.bins[b];
+		uint64_t *offs = at_xcalloc(tb->nsel, sizeof(*offs));
+		uint64_t *cookies = at_xcalloc(tb->nsel, sizeof(*cookies));
+		/* Libraries are shared by every process: keep only the -b executable's. */
+		uint64_t flags = (!pid && !tb->is_main) ? AT_COOKIE_EXE_FILTER : 0;
+
+		for (size_t i = 0; i < tb->nsel; i++) {
+			offs[i] = tb->elf.funcs[tb->sel[i]].offset;
+			cookies[i] = id++ | flags;
+		}
+		err = at_attach_uprobes(&r->return_links, ret, true, tb->attach_path, offs,
+					cookies, tb->nsel, pid, r->err, sizeof(r->err));
+		if (!err)
+			err = at_attach_uprobes(&r->entry_links, entry, false, tb->attach_path,
+						offs, cookies, tb->nsel, pid, r->err,
+						sizeof(r->err));
+		free(offs);
+		free(cookies);
+	}
+	return err;
+}
+
+static void detach_all(struct recorder *r)
+{
+	at_links_destroy(&r->entry_links);
+	at_links_destroy(&r->return_links);
+}
+
+static bool timing_wanted(void)
+{
+	const char *e = getenv("ADAPTRACE_TIMING");
+
+	return e && *e && strcmp(e, "0");
+}
+
+/* Snapshot the maps into one window, write it and fold it into the report. */
+static int tick(struct recorder *r, uint64_t now)
+{
+	struct at_window win;
+	int err = at_stats_snapshot(r->stats, &win);
+
+	if (err) {
+		snprintf(r->err, sizeof(r->err), "cannot read the BPF maps: %s", strerror(-err));
+		return err;
+	}
+	win.start_ns = r->last_tick - r->t0;
+	win.end_ns = now - r->t0;
+	r->last_tick = now;
+	err = at_writer_window(r->w, &win);
+	at_profile_set_add_window(&r->ps, &win);
+	at_window_clear(&win);
+	if (err)
+		snprintf(r->err, sizeof(r->err), "%s", at_writer_error(r->w));
+	return err;
+}
+
+static int pidfd_open_compat(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static void reap_child(struct recorder *r)
+{
+	int status;
+
+	if (r->child > 0 && !r->child_exited && waitpid(r->child, &status, WNOHANG) == r->child) {
+		r->child_exited = true;
+		r->child_status = status;
+	}
+}
+
+static void run_loop(struct recorder *r, int sfd)
+{
+	struct itimerspec its = {0};
+	uint64_t deadline = r->o->duration ? r->t0 + (uint64_t)(r->o->duration * 1e9) : 0;
+	uint64_t ival = (uint64_t)(r->o->interval * 1e9);
+	int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	int pfd = -1;
+
+	its.it_interval.tv_sec = ival / 1000000000ULL;
+	its.it_interval.tv_nsec = ival % 1000000000ULL;
+	its.it_value = its.it_interval;
+	timerfd_settime(tfd, 0, &its, NULL);
+	if (r->tgt.pid && !r->o->cmd)
+		pfd = pidfd_open_compat(r->tgt.pid);
+
+	while (r->stop == STOP_NONE) {
+		struct pollfd fds[3] = {
+			{.fd = sfd, .events = POLLIN},
+			{.fd = tfd, .events = POLLIN},
+			{.fd = pfd, .events = POLLIN},
+		};
+		int timeout = -1;
+		uint64_t now = at_now_ns();
+
+		if (deadline) {
+			if (now >= deadline) {
+				r->stop = STOP_DURATION;
+				break;
+			}
+			timeout = (int)((deadline - now + 999999) / 1000000);
+		}
+		if (poll(fds, pfd >= 0 ? 3 : 2, timeout) < 0 && errno != EINTR)
+			break;
+		if (fds[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGCHLD) {
+					reap_child(r);
+					if (r->child_exited)
+						r->stop = STOP_TARGET_EXIT;
+				} else {
+					r->stop_signal = (int)si.ssi_signo;
+					r->stop = STOP_SIGNAL;
+				}
+			}
+		}
+		if (fds[2].revents & POLLIN)
+			r->stop = STOP_TARGET_EXIT;
+		if (fds[1].revents & POLLIN) {
+			uint64_t expirations;
+
+			if (read(tfd, &expirations, sizeof(expirations)) > 0 &&
+			    tick(r, at_now_ns()))
+				r->stop = STOP_WRITE_ERROR;
+		}
+	}
+	close(tfd);
+	if (pfd >= 0)
+		close(pfd);
+}
+
+static const char *stop_text(const struct recorder *r, char *buf, size_t len)
+{
+	switch (r->stop) {
+	case STOP_DURATION:
+		snprintf(buf, len, "duration of %gs reached", r->o->duration);
+		break;
+	case STOP_SIGNAL:
+		snprintf(buf, len, "%s received", strsignal(r->stop_signal));
+		break;
+	case STOP_TARGET_EXIT:
+		if (r->child_exited && WIFEXITED(r->child_status))
+			snprintf(buf, len, "command exited with status %d",
+				 WEXITSTATUS(r->child_status));
+		else if (r->child_exited && WIFSIGNALED(r->child_status))
+			snprintf(buf, len, "command killed by %s",
+				 strsignal(WTERMSIG(r->child_status)));
+		else
+			snprintf(buf, len, "target process %d exited", (int)r->tgt.pid);
+		break;
+	case STOP_WRITE_ERROR:
+		snprintf(buf, len, "write error");
+		break;
+	default:
+		snprintf(buf, len, "stopped");
+	}
+	return buf;
+}
+
+/* Stop the command if it outlived the recording; its status becomes ours. */
+static int finish_child(struct recorder *r)
+{
+	int status;
+
+	if (r->child <= 0)
+		return AT_EXIT_OK;
+	if (!r->child_exited) {
+		kill(r->child, SIGTERM);
+		if (waitpid(r->child, &status, 0) == r->child) {
+			r->child_exited = true;
+			r->child_status = status;
+		}
+	}
+	if (!r->child_exited)
+		return AT_EXIT_OK;
+	if (WIFEXITED(r->child_status))
+		return WEXITSTATUS(r->child_status);
+	if (WIFSIGNALED(r->child_status))
+		return 128 + WTERMSIG(r->child_status);
+	return AT_EXIT_OK;
+}
+
+static int finish(struct recorder *r)
+{
+	uint64_t t = at_now_ns();
+	struct at_end *end = &r->t.end;
+	char reason[128];
+	int rc = AT_EXIT_OK;
+
+	detach_all(r);
+	if (timing_wanted())
+		at_err("timing: detach in %.1f ms", (at_now_ns() - t) / 1e6);
+	if (r->stop != STOP_WRITE_ERROR && tick(r, at_now_ns()))
+		r->stop = STOP_WRITE_ERROR;
+	end->duration_ns = r->last_tick - r->t0;
+	end->exit_status = -1;
+	if (r->child_exited && WIFEXITED(r->child_status))
+		end->exit_status = WEXITSTATUS(r->child_status);
+	at_stats_diag(r->stats, end->diag);
+	if (r->stop == STOP_WRITE_ERROR) {
+		at_err("%s: recording stopped; %s keeps the intervals written before the error",
+		       r->err, r->o->output);
+		rc = AT_EXIT_ENV;
+	} else {
+		end->reason = at_xstrdup(stop_text(r, reason, sizeof(reason)));
+		if (at_writer_end(r->w, end)) {
+			at_err("%s", at_writer_error(r->w));
+			rc = AT_EXIT_ENV;
+		}
+	}
+	if (at_writer_close(r->w) && rc == AT_EXIT_OK) {
+		at_err("cannot close %s: %s", r->o->output, strerror(errno));
+		rc = AT_EXIT_ENV;
+	}
+	r->w = NULL;
+	r->t.has_end = rc == AT_EXIT_OK;
+	if (!r->o->quiet) {
+		struct at_report_opts ro = {.sort = "total", .top = 30};
+
+		fputc('\n', stderr);
+		at_report_print(stderr, &r->ps, &ro);
+		fprintf(stderr, "Trace written to %s; 'adaptrace report %s' shows it all.\n",
+			r->o->output, r->o->output);
+	}
+	return rc;
+}
+
+static void recorder_free(struct recorder *r)
+{
+	detach_all(r);
+	if (r->w)
+		at_writer_close(r->w);
+	at_stats_reader_free(r->stats);
+	coarse_bpf__destroy(r->skel);
+	at_profile_set_free(&r->ps);
+	at_trace_free(&r->t);
+	at_target_free(&r->tgt);
+}
+
+static int fail(struct recorder *r, int code)
+{
+	at_err("%s", r->err);
+	if (r->child > 0) {
+		if (r->go_fd >= 0)
+			close(r->go_fd); /* the held child exits on EOF */
+		waitpid(r->child, NULL, 0);
+	}
+	recorder_free(r);
+	return code;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct rec_opts o = {0};
+	struct recorder r = {.o = &o, .go_fd = -1};
+	char *cmd_path = NULL;
+	sigset_t mask;
+	int rc, sfd;
+	uint64_t t;
+
+	parse_opts(argc, argv, &o);
+	rc = at_check_privilege(r.err, sizeof(r.err));
+	if (rc)
+		at_die(rc, "%s", r.err);
+	if (o.cmd) {
+		rc = at_resolve_command(o.cmd[0], &cmd_path, r.err, sizeof(r.err));
+		if (rc)
+			at_die(rc, "%s", r.err);
+		o.t.binary = cmd_path;
+	}
+	rc = at_target_resolve(&o.t, &r.tgt, r.err, sizeof(r.err));
+	if (rc) {
+		free(cmd_path);
+		at_die(rc, "%s", r.err);
+	}
+	if (at_features()->uprobe_multi == false)
+		at_warn("the kernel has no uprobe_multi link (Linux 6.6+): attaching one "
+			"perf-event link per function, which is slower");
+	if (load_programs(&r))
+		return fail(&r, AT_EXIT_ENV);
+
+	/* Signals arrive through a descriptor; the child gets a clean mask. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGCHLD);
+	if (o.cmd && spawn_held(&r)) {
+		snprintf(r.err, sizeof(r.err), "cannot start %s: %s", o.cmd[0], strerror(errno));
+		return fail(&r, AT_EXIT_ENV);
+	}
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+
+	r.w = at_writer_open(o.output, r.err, sizeof(r.err));
+	if (!r.w)
+		return fail(&r, AT_EXIT_USAGE);
+	describe(&r, argc + 1, argv - 1);
+	at_profile_set_init(&r.ps, &r.t);
+	if (at_writer_header(r.w, r.t.kv, r.t.nkv, r.t.bins, r.t.nbins) ||
+	    at_writer_symbols(r.w, r.t.syms, r.t.nsyms)) {
+		snprintf(r.err, sizeof(r.err), "%s", at_writer_error(r.w));
+		return fail(&r, AT_EXIT_ENV);
+	}
+
+	t = at_now_ns();
+	rc = attach_all(&r);
+	if (rc) {
+		if (rc == -EPERM || rc == -EACCES)
+			return fail(&r, AT_EXIT_ENV);
+		return fail(&r, rc == -ENOENT || rc == -EINVAL ? AT_EXIT_USAGE : AT_EXIT_ENV);
+	}
+	if (timing_wanted())
+		at_err("timing: attach %zu functions in %.1f ms", r.tgt.nsel,
+		       (at_now_ns() - t) / 1e6);
+	r.t0 = r.last_tick = at_now_ns();
+	if (o.cmd)
+		at_err("tracing %zu functions in %zu binar%s of command %s (pid %d)", r.tgt.nsel,
+		       r.tgt.nbins, r.tgt.nbins == 1 ? "y" : "ies", o.cmd[0], (int)r.child);
+	else if (r.tgt.pid)
+		at_err("tracing %zu functions in %zu binar%s of process %d; Ctrl-C to stop",
+		       r.tgt.nsel, r.tgt.nbins, r.tgt.nbins == 1 ? "y" : "ies", (int)r.tgt.pid);
+	else
+		at_err("tracing %zu functions in %zu binar%s for every process running %s; "
+		       "Ctrl-C to stop",
+		       r.tgt.nsel, r.tgt.nbins, r.tgt.nbins == 1 ? "y" : "ies",
+		       r.tgt.bins[0].display_path);
+	release_child(&r);
+
+	run_loop(&r, sfd);
+	rc = finish(&r);
+	if (o.cmd) {
+		int crc = finish_child(&r);
+
+		if (rc == AT_EXIT_OK)
+			rc = crc;
+	}
+	close(sfd);
+	recorder_free(&r);
+	free(cmd_path);
+	return rc;
+}

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "util.h"
+
+void at_profile_set_init(struct at_profile_set *ps, const struct at_trace *t)
+{
+	memset(ps, 0, sizeof(*ps));
+	ps->t = t;
+	ps->p = at_xcalloc(t->nsyms ? t->nsyms : 1, sizeof(*ps->p));
+	for (size_t i = 0; i < t->nwins; i++)
+		at_profile_set_add_window(ps, &t->wins[i]);
+	if (t->has_end)
+		ps->duration_ns = t->end.duration_ns;
+}
+
+void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window *w)
+{
+	for (uint32_t i = 0; i < w->n; i++)
+		if (w->e[i].id < ps->t->nsyms)
+			at_profile_add(&ps->p[w->e[i].id], &w->e[i]);
+	if (w->end_ns > ps->duration_ns)
+		ps->duration_ns = w->end_ns;
+}
+
+void at_profile_set_free(struct at_profile_set *ps)
+{
+	free(ps->p);
+	ps->p = NULL;
+}
+
+/* Derived per-function figures, computed once for sorting and output. */
+struct row {
+	uint32_t id;
+	const struct at_func_profile *p;
+	double mean, p50, p90, p99;
+};
+
+static void fill_row(struct row *r, uint32_t id, const struct at_func_profile *p)
+{
+	const struct at_counts *c = &p->c;
+
+	r->id = id;
+	r->p = p;
+	r->mean = c->returns ? (double)c->sum_ns / (double)c->returns : 0;
+	r->p50 = (double)at_hist_quantile(p->hist, 0.50, c->min_ns, c->max_ns);
+	r->p90 = (double)at_hist_quantile(p->hist, 0.90, c->min_ns, c->max_ns);
+	r->p99 = (double)at_hist_quantile(p->hist, 0.99, c->min_ns, c->max_ns);
+}
+
+static const char *sort_keys[] = {"total", "calls", "self", "mean", "p50", "p90",
+				  "p99",   "max",   "errors", "name", NULL};
+
+bool at_report_sort_valid(const char *key)
+{
+	for (int i = 0; sort_keys[i]; i++)
+		if (!strcmp(key, sort_keys[i]))
+			return true;
+	return false;
+}
+
+static const char *g_sort;
+static const struct at_symbol *g_syms;
+
+static double sort_value(const struct row *r)
+{
+	const struct at_counts *c = &r->p->c;
+
+	if (!strcmp(g_sort, "calls"))
+		return (double)c->calls;
+	if (!strcmp(g_sort, "self"))
+		return (double)c->self_ns;
+	if (!strcmp(g_sort, "mean"))
+		return r->mean;
+	if (!strcmp(g_sort, "p50"))
+		return r->p50;
+	if (!strcmp(g_sort, "p90"))
+		return r->p90;
+	if (!strcmp(g_sort, "p99"))
+		return r->p99;
+	if (!strcmp(g_sort, "max"))
+		return (double)c->max_ns;
+	if (!strcmp(g_sort, "errors"))
+		return (double)c->errors;
+	return (double)c->total_ns;
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	double vx, vy;
+
+	if (!strcmp(g_sort, "name"))
+		return strcmp(g_syms[x->id].name, g_syms[y->id].name);
+	vx = sort_value(x);
+	vy = sort_value(y);
+	if (vx != vy)
+		return vx < vy ? 1 : -1;
+	return strcmp(g_syms[x->id].name, g_syms[y->id].name);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static const char *binary_of(const struct at_trace *t, uint32_t id)
+{
+	uint32_t b = t->syms[id].binary;
+
+	return b < t->nbins ? t->bins[b].path : "";
+}
+
+static void print_json(FILE *f, const struct at_profile_set *ps, struct row *rows, size_t n)
+{
+	const struct at_trace *t = ps->t;
+	const char *target = at_trace_get(t, "target");
+	static const char *diag_names[AT_DIAG_NR] = {"stack_overflow", "unmatched_returns",
+						     "abandoned_frames", "no_storage"};
+
+	fputs("{\"target\":", f);
+	at_json_str(f, target ? target : "");
+	fprintf(f, ",\"duration_ns\":%" PRIu64 ",\"complete\":%s,\"functions\":[", ps->duration_ns,
+		t->has_end ? "true" : "false");
+	for (size_t i = 0; i < n; i++) {
+		const struct at_counts *c = &rows[i].p->c;
+
+		fputs(i ? ",{\"name\":" : "{\"name\":", f);
+		at_json_str(f, t->syms[rows[i].id].name);
+		fputs(",\"binary\":", f);
+		at_json_str(f, binary_of(t, rows[i].id));
+		fprintf(f,
+			",\"calls\":%" PRIu64 ",\"returns\":%" PRIu64 ",\"total_ns\":%" PRIu64
+			",\"self_ns\":%" PRIu64 ",\"mean_ns\":%.0f,\"p50_ns\":%.0f,\"p90_ns\":%.0f"
+			",\"p99_ns\":%.0f,\"min_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
+			",\"cov\":%.4f,\"errors\":%" PRIu64 ",\"max_concurrency\":%" PRIu64
+			",\"detail\":{\"events\":0,\"dropped\":0,\"rate\":0}}",
+			c->calls, c->returns, c->total_ns, c->self_ns, rows[i].mean, rows[i].p50,
+			rows[i].p90, rows[i].p99, c->min_ns, c->max_ns,
+			c->returns && rows[i].mean > 0
+				? sqrt(fmax(c->sumsq / (double)c->returns - rows[i].mean * rows[i].mean,
+					    0)) /
+					  rows[i].mean
+				: 0.0,
+			c->errors, c->max_conc);
+	}
+	fprintf(f, "],\"usdt\":[],\"dropped_events\":%" PRIu64 ",\"diagnostics\":{",
+		t->has_end ? t->end.dropped_events : 0);
+	for (int k = 0; k < AT_DIAG_NR; k++)
+		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", diag_names[k],
+			t->has_end ? t->end.diag[k] : 0);
+	fputs("}}\n", f);
+}
+
+static void hist_row(FILE *f, uint64_t lo, uint64_t hi, uint64_t n, uint64_t peak)
+{
+	int width = peak ? (int)((n * 50 + peak - 1) / peak) : 0;
+	char a[32], b[32];
+
+	at_fmt_ns(a, sizeof(a), (double)lo);
+	at_fmt_ns(b, sizeof(b), (double)hi);
+	fprintf(f, "[%9s, %9s) %10" PRIu64 " |%-50.*s|\n", a, b, n, width,
+		"@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@");
+}
+
+/*
+ * Rows at the histogram's own 12.5 % resolution when the spread is narrow,
+ * else one row per power of two, like bpftrace's hist().
+ */
+static void print_hist(FILE *f, const struct at_trace *t, const struct row *r)
+{
+	const uint64_t *h = r->p->hist;
+	uint64_t pows[AT_HIST_MAX_POW + 1] = {0}, peak = 0;
+	int first = -1, last = -1;
+
+	fprintf(f, "\n%s (%s): %" PRIu64 " timed calls\n", t->syms[r->id].name,
+		base_name(binary_of(t, r->id)), r->p->c.returns);
+	for (int b = 0; b < AT_HIST_BUCKETS; b++) {
+		if (!h[b])
+			continue;
+		if (first < 0)
+			first = b;
+		last = b;
+	}
+	if (first < 0)
+		return;
+	if (last - first < 32) {
+		for (int b = first; b <= last; b++)
+			if (h[b] > peak)
+				peak = h[b];
+		for (int b = first; b <= last; b++)
+			hist_row(f, at_hist_lower(b), at_hist_lower(b + 1), h[b], peak);
+		return;
+	}
+	for (int b = first; b <= last; b++) {
+		uint64_t v = at_hist_lower(b);
+
+		pows[v ? 63 - __builtin_clzll(v) : 0] += h[b];
+	}
+	first = 63 - __builtin_clzll(at_hist_lower(first) | 1);
+	last = 63 - __builtin_clzll(at_hist_lower(last) | 1);
+	for (int p = first; p <= last; p++)
+		if (pows[p] > peak)
+			peak = pows[p];
+	for (int p = first; p <= last; p++)
+		hist_row(f, p ? 1ULL << p : 0, 1ULL << (p + 1), pows[p], peak);
+}
+
+/* Counts are exact, so the table shows them whole. */
+static char *exact(char *buf, size_t len, uint64_t n)
+{
+	snprintf(buf, len, "%" PRIu64, n);
+	return buf;
+}
+
+static void print_table(FILE *f, const struct at_profile_set *ps, struct row *rows, size_t n,
+			size_t shown)
+{
+	const struct at_trace *t = ps->t;
+	int w = 8;
+	char b[9][24];
+
+	for (size_t i = 0; i < shown; i++) {
+		int len = (int)strlen(t->syms[rows[i].id].name);
+
+		if (t->nbins > 1)
+			len += (int)strlen(base_name(binary_of(t, rows[i].id))) + 3;
+		if (len > w)
+			w = len;
+	}
+	if (w > 48)
+		w = 48;
+	fprintf(f, "%-*s %11s %9s %9s %9s %9s %9s %9s %9s %8s\n", w, "FUNCTION", "CALLS", "TOTAL",
+		"SELF", "MEAN", "P50", "P90", "P99", "MAX", "ERRORS");
+	for (size_t i = 0; i < shown; i++) {
+		const struct row *r = &rows[i];
+		const struct at_counts *c = &r->p->c;
+		char name[256];
+
+		if (t->nbins > 1)
+			snprintf(name, sizeof(name), "%s [%s]", t->syms[r->id].name,
+				 base_name(binary_of(t, r->id)));
+		else
+			snprintf(name, sizeof(name), "%s", t->syms[r->id].name);
+		fprintf(f, "%-*.*s %11s %9s %9s %9s %9s %9s %9s %9s %8s\n", w, w, name,
+			exact(b[0], sizeof(b[0]), c->calls),
+			at_fmt_ns(b[1], sizeof(b[1]), (double)c->total_ns),
+			at_fmt_ns(b[2], sizeof(b[2]), (double)c->self_ns),
+			at_fmt_ns(b[3], sizeof(b[3]), r->mean), at_fmt_ns(b[4], sizeof(b[4]), r->p50),
+			at_fmt_ns(b[5], sizeof(b[5]), r->p90), at_fmt_ns(b[6], sizeof(b[6]), r->p99),
+			at_fmt_ns(b[7], sizeof(b[7]), (double)c->max_ns),
+			exact(b[8], sizeof(b[8]), c->errors));
+	}
+	if (shown < n)
+		fprintf(f, "... %zu more functions with calls (use --top to show more)\n", n - shown);
+}
+
+static void print_footer(FILE *f, const struct at_profile_set *ps, size_t n)
+{
+	const struct at_trace *t = ps->t;
+	char d[32];
+
+	fprintf(f, "\n%zu of %zu traced functions were called in %s.", n, t->nsyms,
+		at_fmt_ns(d, sizeof(d), (double)ps->duration_ns));
+	if (t->has_end) {
+		const uint64_t *g = t->end.diag;
+
+		if (g[AT_DIAG_ABANDONED] || g[AT_DIAG_UNMATCHED_RET] || g[AT_DIAG_STACK_OVERFLOW] ||
+		    g[AT_DIAG_NO_STORAGE])
+			fprintf(f,
+				" Untimed calls: %" PRIu64 " left without returning (longjmp, "
+				"exception, exit), %" PRIu64 " deeper than %d frames, %" PRIu64
+				" unmatched returns, %" PRIu64 " without thread storage.",
+				g[AT_DIAG_ABANDONED], g[AT_DIAG_STACK_OVERFLOW], AT_MAX_DEPTH,
+				g[AT_DIAG_UNMATCHED_RET], g[AT_DIAG_NO_STORAGE]);
+		if (t->end.reason && *t->end.reason)
+			fprintf(f, " Stopped: %s.", t->end.reason);
+	} else {
+		fputs(" The recording did not end cleanly: figures up to its last complete "
+		      "interval.",
+		      f);
+	}
+	fputc('\n', f);
+}
+
+void at_report_print(FILE *f, const struct at_profile_set *ps, const struct at_report_opts *o)
+{
+	const struct at_trace *t = ps->t;
+	struct row *rows = at_xcalloc(t->nsyms ? t->nsyms : 1, sizeof(*rows));
+	size_t n = 0, shown;
+
+	for (uint32_t i = 0; i < t->nsyms; i++)
+		if (ps->p[i].c.calls || ps->p[i].c.returns)
+			fill_row(&rows[n++], i, &ps->p[i]);
+	g_sort = o->sort ? o->sort : "total";
+	g_syms = t->syms;
+	qsort(rows, n, sizeof(*rows), cmp_rows);
+	shown = o->top > 0 && (size_t)o->top < n ? (size_t)o->top : n;
+	if (o->json) {
+		print_json(f, ps, rows, shown);
+	} else {
+		print_table(f, ps, rows, n, shown);
+		for (size_t i = 0; i < n; i++)
+			for (int g = 0; g < o->nhist; g++)
+				if (at_glob_match(o->hist_globs[g], t->syms[rows[i].id].name)) {
+					print_hist(f, t, &rows[i]);
+					break;
+				}
+		print_footer(f, ps, n);
+	}
+	free(rows);
+}
+
+static void report_usage(FILE *f)
+{
+	fputs("Usage: adaptrace report FILE [--json] [--sort KEY] [--top N] [--hist GLOB]...\n"
+	      "\n"
+	      "Print the per-function figures of a recording made by 'adaptrace record'.\n"
+	      "\n"
+	      "  --sort KEY     order rows by total (default: inclusive time, recursion counted\n"
+	      "                 once), calls, self, mean, p50, p90, p99, max, errors or name\n"
+	      "  --top N        show only the first N rows\n"
+	      "  --hist GLOB    draw the latency histogram of matching functions (repeatable)\n"
+	      "  --json         one JSON object (keys: target, duration_ns, functions[], usdt[],\n"
+	      "                 dropped_events, diagnostics)\n"
+	      "  --salvage      report what a damaged file holds before the damage\n"
+	      "\n"
+	      "Times are inclusive per call (mean, p50, p90, p99, max), from a log-linear\n"
+	      "histogram with 8 sub-buckets per power of two (12.5 % resolution). ERRORS counts\n"
+	      "returns with a negative value. Exit status: 0, or 2 for a missing or corrupt file.\n",
+	      f);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},    {"sort", required_argument, NULL, 's'},
+		{"top", required_argument, NULL, 't'}, {"hist", required_argument, NULL, 'H'},
+		{"salvage", no_argument, NULL, 'S'}, {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct at_report_opts o = {.sort = "total"};
+	bool salvage = false;
+	char err[AT_ERRLEN];
+	struct at_trace t;
+	struct at_profile_set ps;
+	int c, rc;
+
+	o.hist_globs = at_xcalloc(argc, sizeof(char *));
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			o.json = true;
+			break;
+		case 's':
+			if (!at_report_sort_valid(optarg))
+				at_die(AT_EXIT_USAGE,
+				       "unknown sort key '%s': use total, calls, self, mean, p50, "
+				       "p90, p99, max, errors or name",
+				       optarg);
+			o.sort = optarg;
+			break;
+		case 't':
+			o.top = atoi(optarg);
+			if (o.top <= 0)
+				at_die(AT_EXIT_USAGE, "--top takes a positive number, not '%s'",
+				       optarg);
+			break;
+		case 'H':
+			o.hist_globs[o.nhist++] = optarg;
+			break;
+		case 'S':
+			salvage = true;
+			break;
+		case 'h':
+			report_usage(stdout);
+			return AT_EXIT_OK;
+		default:
+			report_usage(stderr);
+			return AT_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc)
+		at_die(AT_EXIT_USAGE, "report needs a trace file: adaptrace report FILE");
+	if (optind + 1 < argc)
+		at_die(AT_EXIT_USAGE, "report takes one file, got '%s' too", argv[optind + 1]);
+	rc = at_trace_read(argv[optind], &t, salvage, err, sizeof(err));
+	if (rc < 0) {
+		at_err("%s", err);
+		free(o.hist_globs);
+		return AT_EXIT_USAGE;
+	}
+	if (rc > 0)
+		at_warn("%s", err);
+	else if (!t.has_end && !o.json)
+		at_warn("%s has no end record (the recorder was killed?): showing its %zu "
+			"complete intervals",
+			argv[optind], t.nwins);
+	at_profile_set_init(&ps, &t);
+	at_report_print(stdout, &ps, &o);
+	at_profile_set_free(&ps);
+	at_trace_free(&t);
+	free(o.hist_globs);
+	return AT_EXIT_OK;
+}

@@ -1,0 +1,1147 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Trace file, version 1. All fixed-width integers are little-endian.
+ *
+ *   file header (16 bytes): "ADAPTRC\0", u16 major, u16 minor,
+ *                           u32 crc32 of the 12 bytes before it
+ *   chunk: u32 type, u32 raw_len, u32 comp_len,
+ *          u32 crc32 of the 12 bytes before it and the payload,
+ *          comp_len bytes of zlib data inflating to exactly raw_len bytes
+ *
+ * The file header layout is frozen across versions; a new major version
+ * means old readers must refuse, a new minor one only adds chunk types.
+ * Payloads use LEB128 varints (uv; sv = zigzag), strings as uv length and
+ * bytes without NUL, and f64 as the 8 IEEE-754 bytes:
+ *
+ *   HEADER  uv nkv {str key, str value}  uv nbins {str path, str build_id}
+ *   SYMBOLS uv n {uv binary, uv addr, uv size, uv offset, uv entry, str name}
+ *           (appends to the table; a symbol's id is its position)
+ *   WINDOW  uv start_ns, uv end_ns, uv n {uv id, uv calls, uv returns,
+ *           uv sum_ns, uv total_ns, uv self_ns, uv min_ns, uv max_ns,
+ *           uv errors, uv max_conc, f64 sumsq, uv nhist {uv gap, uv count}}
+ *           (bucket = gap for the first pair, previous bucket + 1 + gap after)
+ *   END     uv duration_ns, sv exit_status, uv dropped_events,
+ *           uv ndiag {uv diag}, str reason
+ *
+ * Order: HEADER first, then SYMBOLS and WINDOW chunks, END last; unknown
+ * chunk types are skipped wherever they appear.
+ */
+/*
+ * Under _GNU_SOURCE, <sys/stat.h> pulls in <linux/types.h>, whose __u64
+ * clashes with the one adaptrace.h defines; POSIX 2008 is all we need.
+ */
+#undef _GNU_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "tracefile.h"
+#include "util.h"
+
+#define FILE_HDR_LEN  16
+#define CHUNK_HDR_LEN 16
+#define TRACE_MINOR   0
+#define MAX_RAW	      (256u << 20) /* per chunk, bounds a reader's allocation */
+#define MAX_STR	      (1u << 20)
+#define MAX_DIAG      256
+/* Deflate cannot expand more than 1032:1; a larger claim is a lie. */
+#define MAX_RATIO 1040
+
+/* Smallest encodings, to bound counts before allocating. */
+#define MIN_KV	  2
+#define MIN_BIN	  2
+#define MIN_SYM	  6
+#define MIN_ENTRY 19
+#define MIN_PAIR  2
+
+static void put_le16(unsigned char *p, uint16_t v)
+{
+	p[0] = v & 0xff;
+	p[1] = v >> 8;
+}
+
+static void put_le32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (v >> (8 * i)) & 0xff;
+}
+
+static uint16_t get_le16(const unsigned char *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t get_le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static const char *chunk_name(uint32_t type, char *buf, size_t len)
+{
+	switch (type) {
+	case AT_CHUNK_HEADER:
+		return "header";
+	case AT_CHUNK_SYMBOLS:
+		return "symbols";
+	case AT_CHUNK_WINDOW:
+		return "window";
+	case AT_CHUNK_END:
+		return "end";
+	}
+	snprintf(buf, len, "type-%u", type);
+	return buf;
+}
+
+static void file_header(unsigned char *p)
+{
+	memcpy(p, AT_TRACE_MAGIC, 8);
+	put_le16(p + 8, AT_TRACE_VERSION);
+	put_le16(p + 10, TRACE_MINOR);
+	put_le32(p + 12, (uint32_t)crc32(0, p, 12));
+}
+
+/* ---- writer ---- */
+
+struct buf {
+	unsigned char *p;
+	size_t len, cap;
+};
+
+static void buf_reserve(struct buf *b, size_t n)
+{
+	size_t cap = b->cap ? b->cap : 4096;
+
+	if (b->cap - b->len >= n)
+		return;
+	while (cap - b->len < n)
+		cap *= 2;
+	b->p = at_xrealloc(b->p, cap, 1);
+	b->cap = cap;
+}
+
+static void put_bytes(struct buf *b, const void *p, size_t n)
+{
+	buf_reserve(b, n);
+	if (n)
+		memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+
+static void put_uv(struct buf *b, uint64_t v)
+{
+	buf_reserve(b, 10);
+	do {
+		unsigned char c = v & 0x7f;
+
+		v >>= 7;
+		b->p[b->len++] = c | (v ? 0x80 : 0);
+	} while (v);
+}
+
+static void put_sv(struct buf *b, int64_t v)
+{
+	put_uv(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+static void put_str(struct buf *b, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	put_uv(b, n);
+	put_bytes(b, s, n);
+}
+
+static void put_f64(struct buf *b, double d)
+{
+	uint64_t u;
+
+	memcpy(&u, &d, 8);
+	buf_reserve(b, 8);
+	for (int i = 0; i < 8; i++)
+		b->p[b->len++] = (u >> (8 * i)) & 0xff;
+}
+
+struct at_writer {
+	int fd;
+	char *path;
+	off_t good;   /* end of the last complete chunk */
+	bool failed;  /* sticky: never append after a torn chunk */
+	bool header;  /* header chunk written */
+	bool end;     /* end chunk written */
+	size_t nbins; /* for checking what later chunks refer to */
+	size_t nsyms;
+	uint32_t *stamp; /* per symbol: window generation, to catch duplicate ids */
+	uint32_t gen;
+	struct buf raw, out;
+	char err[AT_ERRLEN];
+};
+
+static int werr(struct at_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int werr(struct at_writer *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(w->err, sizeof(w->err), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int write_all(int fd, const unsigned char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 0) {
+			errno = EIO;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Usable state for a new chunk: not failed, header written first, none after end. */
+static int wcheck(struct at_writer *w, const char *what, bool need_header)
+{
+	if (w->failed)
+		return -1; /* keep the first error */
+	if (need_header && !w->header)
+		return werr(w, "%s: %s chunk written before the header", w->path, what);
+	if (w->end)
+		return werr(w, "%s: %s chunk written after the end chunk", w->path, what);
+	return 0;
+}
+
+/* Compress, frame and append one chunk with a single write(). */
+static int write_chunk(struct at_writer *w, uint32_t type, const void *raw, size_t len)
+{
+	static const unsigned char empty;
+	uLongf clen;
+	uint32_t crc;
+	size_t total;
+	int rc;
+
+	if (len > MAX_RAW)
+		return werr(w, "%s: chunk of %zu bytes exceeds the format's %u MiB limit", w->path,
+			    len, MAX_RAW >> 20);
+	clen = compressBound(len);
+	w->out.len = 0;
+	buf_reserve(&w->out, CHUNK_HDR_LEN + clen);
+	rc = compress2(w->out.p + CHUNK_HDR_LEN, &clen, len ? raw : &empty, len,
+		       Z_DEFAULT_COMPRESSION);
+	if (rc != Z_OK)
+		return werr(w, "%s: zlib compression failed (%d)", w->path, rc);
+	put_le32(w->out.p, type);
+	put_le32(w->out.p + 4, (uint32_t)len);
+	put_le32(w->out.p + 8, (uint32_t)clen);
+	crc = (uint32_t)crc32(0, w->out.p, 12);
+	crc = (uint32_t)crc32(crc, w->out.p + CHUNK_HDR_LEN, clen);
+	put_le32(w->out.p + 12, crc);
+	total = CHUNK_HDR_LEN + clen;
+	if (write_all(w->fd, w->out.p, total) < 0) {
+		int e = errno;
+
+		/* Cut a torn chunk so the file still reads up to the last good one. */
+		int tr = ftruncate(w->fd, w->good);
+
+		(void)tr; /* nothing better to do; failed is sticky either way */
+		w->failed = true;
+		return werr(w, "cannot write %s: %s", w->path, strerror(e));
+	}
+	w->good += (off_t)total;
+	return 0;
+}
+
+struct at_writer *at_writer_open(const char *path, char *err, size_t errlen)
+{
+	unsigned char hdr[FILE_HDR_LEN];
+	struct at_writer *w;
+	struct stat st;
+	char *old;
+	int fd;
+
+	if (!err)
+		errlen = 0;
+	if (lstat(path, &st) == 0) {
+		if (S_ISLNK(st.st_mode)) {
+			snprintf(err, errlen,
+				 "refusing to write %s: it is a symbolic link (remove it or choose "
+				 "another output file)",
+				 path);
+			return NULL;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			snprintf(err, errlen,
+				 "refusing to write %s: it exists and is not a regular file", path);
+			return NULL;
+		}
+		old = at_xcalloc(strlen(path) + 5, 1);
+		strcpy(old, path);
+		strcat(old, ".old");
+		/* rename() replaces an older .old and never follows symlinks. */
+		if (rename(path, old) < 0) {
+			snprintf(err, errlen, "cannot rename %s to %s: %s", path, old,
+				 strerror(errno));
+			free(old);
+			return NULL;
+		}
+		free(old);
+	} else if (errno != ENOENT) {
+		snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	fd = open(path, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		if (errno == EEXIST)
+			snprintf(err, errlen,
+				 "refusing to write %s: it was created by someone else while being "
+				 "replaced",
+				 path);
+		else
+			snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	file_header(hdr);
+	/* The mode must not depend on the umask: the trace may hold arguments. */
+	if (fchmod(fd, 0600) < 0 || write_all(fd, hdr, sizeof(hdr)) < 0) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		unlink(path);
+		close(fd);
+		return NULL;
+	}
+	w = at_xcalloc(1, sizeof(*w));
+	w->fd = fd;
+	w->path = at_xstrdup(path);
+	w->good = FILE_HDR_LEN;
+	return w;
+}
+
+int at_writer_header(struct at_writer *w, const struct at_kv *kv, size_t nkv,
+		     const struct at_binary *bins, size_t nbins)
+{
+	struct buf *b = &w->raw;
+
+	if (wcheck(w, "header", false) < 0)
+		return -1;
+	if (w->header)
+		return werr(w, "%s: header chunk written twice", w->path);
+	b->len = 0;
+	put_uv(b, nkv);
+	for (size_t i = 0; i < nkv; i++) {
+		if (!kv[i].key)
+			return werr(w, "%s: header key %zu is NULL", w->path, i);
+		put_str(b, kv[i].key);
+		put_str(b, kv[i].value);
+	}
+	put_uv(b, nbins);
+	for (size_t i = 0; i < nbins; i++) {
+		if (strnlen(bins[i].build_id, sizeof(bins[i].build_id)) >= sizeof(bins[i].build_id))
+			return werr(w, "%s: build-id of binary %zu is not terminated", w->path, i);
+		put_str(b, bins[i].path);
+		put_str(b, bins[i].build_id);
+	}
+	if (write_chunk(w, AT_CHUNK_HEADER, b->p, b->len) < 0)
+		return -1;
+	w->header = true;
+	w->nbins = nbins;
+	return 0;
+}
+
+int at_writer_symbols(struct at_writer *w, const struct at_symbol *syms, size_t n)
+{
+	struct buf *b = &w->raw;
+
+	if (wcheck(w, "symbols", true) < 0)
+		return -1;
+	if (n > UINT32_MAX - w->nsyms)
+		return werr(w, "%s: too many symbols", w->path);
+	b->len = 0;
+	put_uv(b, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct at_symbol *s = &syms[i];
+
+		/* Ids are implicit (positions); windows refer to them. */
+		if (s->id != w->nsyms + i)
+			return werr(w, "%s: symbol %zu has id %u, expected %zu", w->path, i, s->id,
+				    w->nsyms + i);
+		if (s->binary >= w->nbins)
+			return werr(w, "%s: symbol %u refers to binary %u of %zu", w->path, s->id,
+				    s->binary, w->nbins);
+		if (s->entry > AT_ENTRY_SSTEP)
+			return werr(w, "%s: symbol %u has bad entry kind %u", w->path, s->id,
+				    s->entry);
+		put_uv(b, s->binary);
+		put_uv(b, s->addr);
+		put_uv(b, s->size);
+		put_uv(b, s->offset);
+		put_uv(b, s->entry);
+		put_str(b, s->name);
+	}
+	if (write_chunk(w, AT_CHUNK_SYMBOLS, b->p, b->len) < 0)
+		return -1;
+	if (n) {
+		w->stamp = at_xrealloc(w->stamp, w->nsyms + n, sizeof(*w->stamp));
+		memset(w->stamp + w->nsyms, 0, n * sizeof(*w->stamp));
+	}
+	w->nsyms += n;
+	return 0;
+}
+
+int at_writer_window(struct at_writer *w, const struct at_window *win)
+{
+	struct buf *b = &w->raw;
+
+	if (wcheck(w, "window", true) < 0)
+		return -1;
+	if (win->end_ns < win->start_ns)
+		return werr(w, "%s: window ends before it starts", w->path);
+	if (++w->gen == 0) {
+		if (w->nsyms)
+			memset(w->stamp, 0, w->nsyms * sizeof(*w->stamp));
+		w->gen = 1;
+	}
+	b->len = 0;
+	put_uv(b, win->start_ns);
+	put_uv(b, win->end_ns);
+	put_uv(b, win->n);
+	for (uint32_t i = 0; i < win->n; i++) {
+		const struct at_window_entry *e = &win->e[i];
+		uint32_t prev = 0;
+
+		if (e->id >= w->nsyms)
+			return werr(w, "%s: window entry for unknown symbol %u (%zu symbols)",
+				    w->path, e->id, w->nsyms);
+		if (w->stamp[e->id] == w->gen)
+			return werr(w, "%s: symbol %u listed twice in one window", w->path, e->id);
+		w->stamp[e->id] = w->gen;
+		if (!isfinite(e->c.sumsq) || e->c.sumsq < 0)
+			return werr(w, "%s: symbol %u has a bad sum of squares", w->path, e->id);
+		if (e->nhist > AT_HIST_BUCKETS)
+			return werr(w, "%s: symbol %u has %u histogram buckets", w->path, e->id,
+				    e->nhist);
+		put_uv(b, e->id);
+		put_uv(b, e->c.calls);
+		put_uv(b, e->c.returns);
+		put_uv(b, e->c.sum_ns);
+		put_uv(b, e->c.total_ns);
+		put_uv(b, e->c.self_ns);
+		put_uv(b, e->c.min_ns);
+		put_uv(b, e->c.max_ns);
+		put_uv(b, e->c.errors);
+		put_uv(b, e->c.max_conc);
+		put_f64(b, e->c.sumsq);
+		put_uv(b, e->nhist);
+		for (uint32_t j = 0; j < e->nhist; j++) {
+			uint32_t bk = e->hist[j].bucket;
+
+			if (bk >= AT_HIST_BUCKETS || (j && bk <= prev))
+				return werr(w, "%s: symbol %u: histogram buckets not ascending",
+					    w->path, e->id);
+			put_uv(b, j ? bk - prev - 1 : bk);
+			put_uv(b, e->hist[j].count);
+			prev = bk;
+		}
+	}
+	return write_chunk(w, AT_CHUNK_WINDOW, b->p, b->len);
+}
+
+int at_writer_end(struct at_writer *w, const struct at_end *end)
+{
+	struct buf *b = &w->raw;
+
+	if (wcheck(w, "end", true) < 0)
+		return -1;
+	b->len = 0;
+	put_uv(b, end->duration_ns);
+	put_sv(b, end->exit_status);
+	put_uv(b, end->dropped_events);
+	put_uv(b, AT_DIAG_NR);
+	for (int i = 0; i < AT_DIAG_NR; i++)
+		put_uv(b, end->diag[i]);
+	put_str(b, end->reason);
+	if (write_chunk(w, AT_CHUNK_END, b->p, b->len) < 0)
+		return -1;
+	w->end = true;
+	return 0;
+}
+
+int at_writer_chunk(struct at_writer *w, uint32_t type, const void *raw, size_t len)
+{
+	if (wcheck(w, "extension", true) < 0)
+		return -1;
+	if (type <= AT_CHUNK_END)
+		return werr(w, "%s: chunk type %u is reserved", w->path, type);
+	return write_chunk(w, type, raw, len);
+}
+
+const char *at_writer_error(const struct at_writer *w)
+{
+	return w->err[0] ? w->err : "no error";
+}
+
+int at_writer_close(struct at_writer *w)
+{
+	int rc = 0, e = 0;
+
+	if (!w)
+		return 0;
+	/* A recording is worth an fsync; the report may run after a crash. */
+	if (fsync(w->fd) < 0 && errno != EINVAL && errno != EROFS) {
+		e = errno;
+		rc = -1;
+	}
+	if (close(w->fd) < 0 && !rc) {
+		e = errno;
+		rc = -1;
+	}
+	free(w->path);
+	free(w->stamp);
+	free(w->raw.p);
+	free(w->out.p);
+	free(w);
+	if (rc)
+		errno = e;
+	return rc;
+}
+
+/* ---- reader ---- */
+
+/* Cursor over one inflated payload; the first failure is kept in why. */
+struct cur {
+	const unsigned char *p, *end;
+	char *why;
+	size_t whylen;
+	bool bad;
+};
+
+static bool cfail(struct cur *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool cfail(struct cur *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->bad)
+		return false;
+	c->bad = true;
+	va_start(ap, fmt);
+	vsnprintf(c->why, c->whylen, fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+static size_t cleft(const struct cur *c)
+{
+	return (size_t)(c->end - c->p);
+}
+
+static bool get_uv(struct cur *c, uint64_t *v, const char *what)
+{
+	uint64_t x = 0;
+
+	for (int shift = 0; shift < 64; shift += 7) {
+		unsigned char b;
+
+		if (c->p >= c->end)
+			return cfail(c, "payload ends inside %s", what);
+		b = *c->p++;
+		if (shift == 63 && b > 1)
+			return cfail(c, "varint overflow in %s", what);
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			return true;
+		}
+	}
+	return cfail(c, "varint overflow in %s", what);
+}
+
+static bool get_u32(struct cur *c, uint32_t *v, uint64_t max, const char *what)
+{
+	uint64_t x;
+
+	if (!get_uv(c, &x, what))
+		return false;
+	if (x > max)
+		return cfail(c, "%s %llu out of range (max %llu)", what, (unsigned long long)x,
+			     (unsigned long long)max);
+	*v = (uint32_t)x;
+	return true;
+}
+
+/* A count of records each taking at least min bytes: bounds allocations. */
+static bool get_count(struct cur *c, size_t *n, size_t min, const char *what)
+{
+	uint64_t x;
+
+	if (!get_uv(c, &x, what))
+		return false;
+	if (x > cleft(c) / min)
+		return cfail(c, "%llu %s cannot fit in %zu bytes", (unsigned long long)x, what,
+			     cleft(c));
+	*n = (size_t)x;
+	return true;
+}
+
+static bool get_str(struct cur *c, char **out, size_t max, const char *what)
+{
+	uint64_t n;
+	char *s;
+
+	if (!get_uv(c, &n, what))
+		return false;
+	if (n > max || n > cleft(c))
+		return cfail(c, "%s of %llu bytes is too long", what, (unsigned long long)n);
+	if (memchr(c->p, 0, (size_t)n))
+		return cfail(c, "%s contains a NUL byte", what);
+	s = at_xcalloc((size_t)n + 1, 1);
+	memcpy(s, c->p, (size_t)n);
+	c->p += n;
+	*out = s;
+	return true;
+}
+
+static bool get_f64(struct cur *c, double *d, const char *what)
+{
+	uint64_t u = 0;
+
+	if (cleft(c) < 8)
+		return cfail(c, "payload ends inside %s", what);
+	for (int i = 0; i < 8; i++)
+		u |= (uint64_t)c->p[i] << (8 * i);
+	c->p += 8;
+	memcpy(d, &u, 8);
+	return true;
+}
+
+struct parse {
+	struct at_trace *t;
+	bool have_header;
+	size_t wcap;
+	uint32_t *stamp; /* per symbol: generation, to catch duplicate ids */
+	uint32_t gen;
+};
+
+static bool dec_header(struct parse *ps, struct cur *c)
+{
+	struct at_trace *t = ps->t;
+	size_t n;
+
+	if (!get_count(c, &n, MIN_KV, "key/value pairs"))
+		return false;
+	if (n)
+		t->kv = at_xcalloc(n, sizeof(*t->kv));
+	for (size_t i = 0; i < n; i++) {
+		if (!get_str(c, &t->kv[i].key, MAX_STR, "header key"))
+			return false;
+		t->nkv++; /* counted now so at_trace_free sees the key */
+		if (!get_str(c, &t->kv[i].value, MAX_STR, "header value"))
+			return false;
+	}
+	if (!get_count(c, &n, MIN_BIN, "binaries"))
+		return false;
+	if (n > UINT32_MAX)
+		return cfail(c, "too many binaries");
+	if (n)
+		t->bins = at_xcalloc(n, sizeof(*t->bins));
+	for (size_t i = 0; i < n; i++) {
+		char *id;
+
+		if (!get_str(c, &t->bins[i].path, MAX_STR, "binary path"))
+			return false;
+		t->nbins++;
+		if (!get_str(c, &id, sizeof(t->bins[i].build_id) - 1, "build-id"))
+			return false;
+		strcpy(t->bins[i].build_id, id);
+		free(id);
+	}
+	return true;
+}
+
+static bool dec_symbols(struct parse *ps, struct cur *c)
+{
+	struct at_trace *t = ps->t;
+	struct at_symbol *s = NULL;
+	size_t n, i;
+
+	if (!get_count(c, &n, MIN_SYM, "symbols"))
+		return false;
+	if (n > UINT32_MAX - t->nsyms)
+		return cfail(c, "too many symbols");
+	if (n)
+		s = at_xcalloc(n, sizeof(*s));
+	for (i = 0; i < n; i++) {
+		s[i].id = (uint32_t)(t->nsyms + i);
+		if (!get_u32(c, &s[i].binary, UINT32_MAX, "binary index"))
+			break;
+		if (s[i].binary >= t->nbins) {
+			cfail(c, "binary index %u out of range (%zu binaries)", s[i].binary,
+			      t->nbins);
+			break;
+		}
+		if (!get_uv(c, &s[i].addr, "address") || !get_uv(c, &s[i].size, "size") ||
+		    !get_uv(c, &s[i].offset, "offset") ||
+		    !get_u32(c, &s[i].entry, AT_ENTRY_SSTEP, "entry kind") ||
+		    !get_str(c, &s[i].name, MAX_STR, "symbol name"))
+			break;
+	}
+	if (i < n) {
+		for (size_t j = 0; j <= i; j++)
+			free(s[j].name);
+		free(s);
+		return false;
+	}
+	if (n) {
+		t->syms = at_xrealloc(t->syms, t->nsyms + n, sizeof(*t->syms));
+		memcpy(t->syms + t->nsyms, s, n * sizeof(*s));
+		ps->stamp = at_xrealloc(ps->stamp, t->nsyms + n, sizeof(*ps->stamp));
+		memset(ps->stamp + t->nsyms, 0, n * sizeof(*ps->stamp));
+		t->nsyms += n;
+	}
+	free(s);
+	return true;
+}
+
+static void free_window(struct at_window *w)
+{
+	for (uint32_t i = 0; i < w->n; i++)
+		free(w->e[i].hist);
+	free(w->e);
+	w->e = NULL;
+	w->n = 0;
+}
+
+static bool dec_entry(struct parse *ps, struct cur *c, struct at_window_entry *e)
+{
+	struct at_counts *k = &e->c;
+	uint64_t gap, b = 0;
+	size_t nh;
+
+	if (!get_u32(c, &e->id, UINT32_MAX, "symbol id"))
+		return false;
+	if (e->id >= ps->t->nsyms)
+		return cfail(c, "symbol id %u out of range (%zu symbols)", e->id, ps->t->nsyms);
+	if (ps->stamp[e->id] == ps->gen)
+		return cfail(c, "symbol id %u listed twice", e->id);
+	ps->stamp[e->id] = ps->gen;
+	if (!get_uv(c, &k->calls, "calls") || !get_uv(c, &k->returns, "returns") ||
+	    !get_uv(c, &k->sum_ns, "sum_ns") || !get_uv(c, &k->total_ns, "total_ns") ||
+	    !get_uv(c, &k->self_ns, "self_ns") || !get_uv(c, &k->min_ns, "min_ns") ||
+	    !get_uv(c, &k->max_ns, "max_ns") || !get_uv(c, &k->errors, "errors") ||
+	    !get_uv(c, &k->max_conc, "max_conc") || !get_f64(c, &k->sumsq, "sumsq"))
+		return false;
+	if (!isfinite(k->sumsq) || k->sumsq < 0)
+		return cfail(c, "bad sum of squares for symbol id %u", e->id);
+	if (!get_count(c, &nh, MIN_PAIR, "histogram pairs"))
+		return false;
+	if (nh > AT_HIST_BUCKETS)
+		return cfail(c, "%zu histogram pairs (max %d)", nh, AT_HIST_BUCKETS);
+	if (nh)
+		e->hist = at_xcalloc(nh, sizeof(*e->hist));
+	for (size_t j = 0; j < nh; j++) {
+		if (!get_uv(c, &gap, "histogram bucket"))
+			return false;
+		/* Gaps make buckets strictly ascending by construction. */
+		if (gap >= AT_HIST_BUCKETS || (b = (j ? b + 1 : 0) + gap) >= AT_HIST_BUCKETS)
+			return cfail(c, "histogram bucket out of range for symbol id %u", e->id);
+		e->hist[j].bucket = (uint32_t)b;
+		if (!get_uv(c, &e->hist[j].count, "histogram count"))
+			return false;
+		e->nhist++;
+	}
+	return true;
+}
+
+static bool dec_window(struct parse *ps, struct cur *c)
+{
+	struct at_trace *t = ps->t;
+	struct at_window w = {0};
+	size_t n;
+
+	if (!get_uv(c, &w.start_ns, "start time") || !get_uv(c, &w.end_ns, "end time"))
+		return false;
+	if (w.end_ns < w.start_ns)
+		return cfail(c, "window ends before it starts");
+	if (!get_count(c, &n, MIN_ENTRY, "window entries"))
+		return false;
+	if (n > t->nsyms)
+		return cfail(c, "%zu window entries for %zu symbols", n, t->nsyms);
+	if (++ps->gen == 0) {
+		if (t->nsyms)
+			memset(ps->stamp, 0, t->nsyms * sizeof(*ps->stamp));
+		ps->gen = 1;
+	}
+	if (n)
+		w.e = at_xcalloc(n, sizeof(*w.e));
+	for (size_t i = 0; i < n; i++) {
+		/* Count first: free_window() then frees a partial entry's histogram. */
+		w.n++;
+		if (!dec_entry(ps, c, &w.e[i])) {
+			free_window(&w);
+			return false;
+		}
+	}
+	if (t->nwins == ps->wcap) {
+		ps->wcap = ps->wcap ? ps->wcap * 2 : 16;
+		t->wins = at_xrealloc(t->wins, ps->wcap, sizeof(*t->wins));
+	}
+	t->wins[t->nwins++] = w;
+	return true;
+}
+
+static bool dec_end(struct parse *ps, struct cur *c)
+{
+	struct at_end e = {0};
+	uint64_t v;
+	size_t nd;
+
+	if (!get_uv(c, &e.duration_ns, "duration") || !get_uv(c, &v, "exit status"))
+		return false;
+	/* zigzag; the value must fit an int32 */
+	if (v > UINT32_MAX)
+		return cfail(c, "exit status out of range");
+	e.exit_status = (int32_t)((v & 1) ? -(int64_t)(v >> 1) - 1 : (int64_t)(v >> 1));
+	if (!get_uv(c, &e.dropped_events, "dropped events") ||
+	    !get_count(c, &nd, 1, "diagnostic counters"))
+		return false;
+	if (nd > MAX_DIAG)
+		return cfail(c, "%zu diagnostic counters (max %d)", nd, MAX_DIAG);
+	/* Counters a newer writer added are read and ignored. */
+	for (size_t i = 0; i < nd; i++) {
+		if (!get_uv(c, &v, "diagnostic counter"))
+			return false;
+		if (i < AT_DIAG_NR)
+			e.diag[i] = v;
+	}
+	if (!get_str(c, &e.reason, MAX_STR, "stop reason"))
+		return false;
+	ps->t->end = e;
+	ps->t->has_end = true;
+	return true;
+}
+
+/* Inflate exactly raw bytes out of comp bytes, no more, no less. */
+static unsigned char *inflate_exact(const unsigned char *src, size_t slen, size_t raw, char *why,
+				    size_t whylen)
+{
+	unsigned char *dst = at_xcalloc(raw + 1, 1);
+	z_stream zs;
+	int rc;
+
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit(&zs) != Z_OK) {
+		snprintf(why, whylen, "zlib cannot start");
+		free(dst);
+		return NULL;
+	}
+	zs.next_in = (Bytef *)src;
+	zs.avail_in = (uInt)slen;
+	zs.next_out = dst;
+	zs.avail_out = (uInt)raw + 1; /* one spare byte reveals overlong data */
+	rc = inflate(&zs, Z_FINISH);
+	if (rc == Z_STREAM_END && zs.total_out == raw && zs.avail_in == 0) {
+		inflateEnd(&zs);
+		return dst;
+	}
+	if (rc == Z_STREAM_END && zs.total_out != raw)
+		snprintf(why, whylen, "payload inflates to %lu bytes instead of %zu", zs.total_out,
+			 raw);
+	else if (rc == Z_STREAM_END)
+		snprintf(why, whylen, "%u stray bytes after the compressed payload", zs.avail_in);
+	else if (zs.total_out > raw)
+		snprintf(why, whylen, "payload inflates to more than %zu bytes", raw);
+	else
+		snprintf(why, whylen, "bad compressed payload (zlib: %s)",
+			 zs.msg ? zs.msg : "data ends early");
+	inflateEnd(&zs);
+	free(dst);
+	return NULL;
+}
+
+static void recovered(const struct parse *ps, char *buf, size_t len)
+{
+	const struct at_trace *t = ps->t;
+
+	if (!ps->have_header)
+		snprintf(buf, len, "recovered nothing");
+	else
+		snprintf(buf, len, "recovered header, %zu symbol%s and %zu complete interval%s",
+			 t->nsyms, t->nsyms == 1 ? "" : "s", t->nwins, t->nwins == 1 ? "" : "s");
+}
+
+/* Report damage at off; salvage keeps what came before if the header did. */
+static int damaged(struct parse *ps, bool truncated, size_t off, const char *what, bool salvage,
+		   char *err, size_t errlen)
+{
+	bool keep = salvage && ps->have_header;
+	char rec[128];
+
+	recovered(ps, rec, sizeof(rec));
+	if (truncated)
+		snprintf(err, errlen, "trace file truncated at byte %zu (%s); %s%s", off, what, rec,
+			 !salvage && ps->have_header ? " (use --salvage to report them)" : "");
+	else
+		snprintf(err, errlen, "trace file corrupt at byte %zu: %s; %s%s", off, what, rec,
+			 !salvage && ps->have_header ? " (use --salvage to report them)" : "");
+	free(ps->stamp);
+	ps->stamp = NULL;
+	if (keep)
+		return 1;
+	at_trace_free(ps->t);
+	return -1;
+}
+
+static int parse_preamble(const unsigned char *d, size_t len, char *err, size_t errlen)
+{
+	uint16_t major;
+
+	if (len == 0) {
+		snprintf(err, errlen, "trace file is empty; recovered nothing");
+		return -1;
+	}
+	if (memcmp(d, AT_TRACE_MAGIC, len < 8 ? len : 8)) {
+		snprintf(err, errlen, "not an adaptrace trace file (bad magic)");
+		return -1;
+	}
+	if (len < FILE_HDR_LEN) {
+		snprintf(err, errlen,
+			 "trace file truncated at byte %zu (inside the file header); recovered "
+			 "nothing",
+			 len);
+		return -1;
+	}
+	if (get_le32(d + 12) != (uint32_t)crc32(0, d, 12)) {
+		snprintf(err, errlen,
+			 "trace file corrupt at byte 8: file header CRC mismatch; recovered nothing");
+		return -1;
+	}
+	major = get_le16(d + 8);
+	if (major > AT_TRACE_VERSION) {
+		snprintf(err, errlen,
+			 "trace file format %u.%u was written by a newer adaptrace (this one reads "
+			 "format %d); upgrade adaptrace to read it",
+			 major, get_le16(d + 10), AT_TRACE_VERSION);
+		return -1;
+	}
+	if (major != AT_TRACE_VERSION) {
+		snprintf(err, errlen, "trace file corrupt at byte 8: unknown format version %u",
+			 major);
+		return -1;
+	}
+	return 0;
+}
+
+int at_trace_parse(const void *data, size_t len, struct at_trace *t, bool salvage, char *err,
+		   size_t errlen)
+{
+	const unsigned char *d = data;
+	struct parse ps = {.t = t};
+	char why[256], name[32];
+	size_t off = FILE_HDR_LEN;
+	char dummy[1];
+
+	if (!err) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
+	memset(t, 0, sizeof(*t));
+	if (errlen)
+		err[0] = 0;
+	if (parse_preamble(d, len, err, errlen) < 0)
+		return -1;
+	while (off < len) {
+		size_t left = len - off;
+		uint32_t type, raw, comp;
+		const char *tn;
+		unsigned char *payload;
+		struct cur c;
+		bool ok;
+
+		if (t->has_end) {
+			snprintf(why, sizeof(why), "%zu bytes of data after the end chunk", left);
+			return damaged(&ps, false, off, why, salvage, err, errlen);
+		}
+		if (left < CHUNK_HDR_LEN)
+			return damaged(&ps, true, len, "inside a chunk header", salvage, err,
+				       errlen);
+		type = get_le32(d + off);
+		raw = get_le32(d + off + 4);
+		comp = get_le32(d + off + 8);
+		tn = chunk_name(type, name, sizeof(name));
+		if (raw > MAX_RAW) {
+			snprintf(why, sizeof(why), "%s chunk claims %u bytes (limit %u MiB)", tn,
+				 raw, MAX_RAW >> 20);
+			return damaged(&ps, false, off, why, salvage, err, errlen);
+		}
+		if (comp > left - CHUNK_HDR_LEN) {
+			snprintf(why, sizeof(why), "inside a %s chunk of %llu bytes", tn,
+				 (unsigned long long)comp + CHUNK_HDR_LEN);
+			return damaged(&ps, true, len, why, salvage, err, errlen);
+		}
+		if (get_le32(d + off + 12) !=
+		    (uint32_t)crc32(crc32(0, d + off, 12), d + off + CHUNK_HDR_LEN, comp)) {
+			snprintf(why, sizeof(why), "CRC mismatch in %s chunk", tn);
+			return damaged(&ps, false, off, why, salvage, err, errlen);
+		}
+		if (type < AT_CHUNK_HEADER || type > AT_CHUNK_END) {
+			t->nunknown++;
+			off += CHUNK_HDR_LEN + comp;
+			continue;
+		}
+		if (!ps.have_header && type != AT_CHUNK_HEADER) {
+			snprintf(why, sizeof(why), "%s chunk before the header chunk", tn);
+			return damaged(&ps, false, off, why, salvage, err, errlen);
+		}
+		if (ps.have_header && type == AT_CHUNK_HEADER)
+			return damaged(&ps, false, off, "second header chunk", salvage, err,
+				       errlen);
+		if ((uint64_t)raw > (uint64_t)comp * MAX_RATIO + 64) {
+			snprintf(why, sizeof(why), "%s chunk: %u compressed bytes cannot hold %u",
+				 tn, comp, raw);
+			return damaged(&ps, false, off, why, salvage, err, errlen);
+		}
+		payload = inflate_exact(d + off + CHUNK_HDR_LEN, comp, raw, why, sizeof(why));
+		if (!payload) {
+			size_t n = strlen(why);
+
+			snprintf(why + n, sizeof(why) - n, " in %s chunk", tn);
+			return damaged(&ps, false, off, why, salvage, err, errlen);
+		}
+		c = (struct cur){.p = payload, .end = payload + raw, .why = why,
+				 .whylen = sizeof(why)};
+		switch (type) {
+		case AT_CHUNK_HEADER:
+			ok = dec_header(&ps, &c);
+			break;
+		case AT_CHUNK_SYMBOLS:
+			ok = dec_symbols(&ps, &c);
+			break;
+		case AT_CHUNK_WINDOW:
+			ok = dec_window(&ps, &c);
+			break;
+		default:
+			ok = dec_end(&ps, &c);
+			break;
+		}
+		if (ok && c.p != c.end)
+			ok = cfail(&c, "%zu stray bytes at the end", cleft(&c));
+		free(payload);
+		if (!ok) {
+			size_t n = strlen(why);
+
+			/* A bad end chunk must not leave has_end half set. */
+			if (type == AT_CHUNK_END && t->has_end) {
+				free(t->end.reason);
+				memset(&t->end, 0, sizeof(t->end));
+				t->has_end = false;
+			}
+			snprintf(why + n, sizeof(why) - n, " in %s chunk", tn);
+			return damaged(&ps, false, off, why, salvage, err, errlen);
+		}
+		if (type == AT_CHUNK_HEADER)
+			ps.have_header = true;
+		off += CHUNK_HDR_LEN + comp;
+	}
+	if (!ps.have_header)
+		return damaged(&ps, true, len, "no header chunk", salvage, err, errlen);
+	free(ps.stamp);
+	return 0;
+}
+
+int at_trace_read(const char *path, struct at_trace *t, bool salvage, char *err, size_t errlen)
+{
+	unsigned char *buf = NULL;
+	size_t len = 0, cap = 0;
+	char msg[AT_ERRLEN];
+	struct stat st;
+	int fd, rc;
+
+	memset(t, 0, sizeof(*t));
+	if (!err)
+		errlen = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: cannot open trace file: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0)
+		memset(&st, 0, sizeof(st));
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: is a directory, not a trace file", path);
+		close(fd);
+		return -1;
+	}
+	/* Read to EOF rather than trust st_size: a recorder may still be appending. */
+	for (;;) {
+		ssize_t n;
+
+		if (cap - len < 65536) {
+			cap = cap ? cap * 2 : (S_ISREG(st.st_mode) ? (size_t)st.st_size : 0) + 65536;
+			buf = at_xrealloc(buf, cap, 1);
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(err, errlen, "%s: cannot read trace file: %s", path,
+				 strerror(errno));
+			free(buf);
+			close(fd);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	rc = at_trace_parse(buf, len, t, salvage, msg, sizeof(msg));
+	free(buf);
+	if (rc)
+		snprintf(err, errlen, "%s: %s", path, msg);
+	return rc;
+}
+
+void at_trace_free(struct at_trace *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nkv; i++) {
+		free(t->kv[i].key);
+		free(t->kv[i].value);
+	}
+	free(t->kv);
+	for (size_t i = 0; i < t->nbins; i++)
+		free(t->bins[i].path);
+	free(t->bins);
+	for (size_t i = 0; i < t->nsyms; i++)
+		free(t->syms[i].name);
+	free(t->syms);
+	for (size_t i = 0; i < t->nwins; i++)
+		free_window(&t->wins[i]);
+	free(t->wins);
+	free(t->end.reason);
+	memset(t, 0, sizeof(*t));
+}
+
+const char *at_trace_get(const struct at_trace *t, const char *key)
+{
+	for (size_t i = 0; i < t->nkv; i++)
+		if (!strcmp(t->kv[i].key, key))
+			return t->kv[i].value;
+	return NULL;
+}

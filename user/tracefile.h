@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Trace file, version 1: a fixed file header, then chunks. Each chunk has a
+ * type, its raw and compressed lengths and a CRC32, and a zlib payload.
+ * The writer appends one chunk per write() so that a killed recorder leaves
+ * every complete interval readable.
+ */
+#ifndef AT_TRACEFILE_H
+#define AT_TRACEFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model.h"
+
+#define AT_TRACE_MAGIC "ADAPTRC\0"
+#define AT_TRACE_VERSION 1
+
+enum at_chunk_type {
+	AT_CHUNK_HEADER = 1,  /* key/values and binaries */
+	AT_CHUNK_SYMBOLS = 2, /* function symbol table */
+	AT_CHUNK_WINDOW = 3,  /* one interval snapshot */
+	AT_CHUNK_END = 4,     /* clean end of recording */
+	/* Readers skip types they do not know. */
+};
+
+struct at_writer;
+
+/*
+ * Create path with mode 0600 (an existing file becomes path.old), refusing
+ * to follow a symlink. Returns NULL with err filled on failure.
+ */
+struct at_writer *at_writer_open(const char *path, char *err, size_t errlen);
+int at_writer_header(struct at_writer *w, const struct at_kv *kv, size_t nkv,
+		     const struct at_binary *bins, size_t nbins);
+int at_writer_symbols(struct at_writer *w, const struct at_symbol *syms, size_t n);
+int at_writer_window(struct at_writer *w, const struct at_window *win);
+int at_writer_end(struct at_writer *w, const struct at_end *end);
+/*
+ * Append a chunk of a type this module does not encode (type > AT_CHUNK_END),
+ * e.g. events; its raw payload is compressed and framed like the others.
+ */
+int at_writer_chunk(struct at_writer *w, uint32_t type, const void *raw, size_t len);
+/* Last error text of a failed write call. */
+const char *at_writer_error(const struct at_writer *w);
+int at_writer_close(struct at_writer *w);
+
+struct at_trace {
+	struct at_kv *kv;
+	size_t nkv;
+	struct at_binary *bins;
+	size_t nbins;
+	struct at_symbol *syms;
+	size_t nsyms;
+	struct at_window *wins;
+	size_t nwins;
+	bool has_end; /* false: the recorder did not finish (killed) */
+	struct at_end end;
+	size_t nunknown; /* chunks of unknown type, skipped */
+};
+
+/*
+ * Read a whole trace file. On corruption or truncation returns -1 and
+ * writes to err one line ("PATH: ...") naming the byte offset, what was
+ * wrong and what was recovered; with salvage set it instead keeps what was
+ * read before the damage and returns 1 (still -1 when not even the header
+ * chunk was read). Returns 0 on a clean read. t is always initialised, and
+ * left empty on -1.
+ */
+int at_trace_read(const char *path, struct at_trace *t, bool salvage, char *err, size_t errlen);
+/* Same, from memory (used by the fuzzer and tests). */
+int at_trace_parse(const void *data, size_t len, struct at_trace *t, bool salvage, char *err,
+		   size_t errlen);
+void at_trace_free(struct at_trace *t);
+/* Header value for key, or NULL. */
+const char *at_trace_get(const struct at_trace *t, const char *key);
+
+#endif

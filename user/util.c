@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util.h"
+
+static void vmsg(const char *prefix, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "adaptrace: %s", prefix);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void at_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+void at_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void at_die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+	exit(code);
+}
+
+static void oom(void)
+{
+	fputs("adaptrace: out of memory\n", stderr);
+	exit(AT_EXIT_ENV);
+}
+
+void *at_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		oom();
+	return p;
+}
+
+void *at_xrealloc(void *p, size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size)
+		oom();
+	p = realloc(p, (n && size) ? n * size : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+char *at_xstrdup(const char *s)
+{
+	char *p = strdup(s ? s : "");
+
+	if (!p)
+		oom();
+	return p;
+}
+
+bool at_glob_match(const char *pattern, const char *s)
+{
+	return fnmatch(pattern, s, 0) == 0;
+}
+
+void at_json_str(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	fputc('"', f);
+	for (; *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		default:
+			/* Control bytes and DEL escaped; other bytes pass as they are. */
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t at_now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t at_wall_ns(void)
+{
+	return clock_ns(CLOCK_REALTIME);
+}
+
+char *at_fmt_ns(char *buf, size_t len, double ns)
+{
+	if (ns < 1e3)
+		snprintf(buf, len, "%.0fns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, len, "%.2fus", ns / 1e3);
+	else if (ns < 1e9)
+		snprintf(buf, len, "%.2fms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.2fs", ns / 1e9);
+	return buf;
+}
+
+char *at_fmt_count(char *buf, size_t len, uint64_t n)
+{
+	if (n < 100000)
+		snprintf(buf, len, "%llu", (unsigned long long)n);
+	else if (n < 100000000ULL)
+		snprintf(buf, len, "%.1fk", n / 1e3);
+	else
+		snprintf(buf, len, "%.1fM", n / 1e6);
+	return buf;
+}
+
+bool at_parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0) || v > 1e7)
+		return false;
+	*out = v;
+	return true;
+}
