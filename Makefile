@@ -25,7 +25,7 @@ USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 # Every module but the entry point, for unit tests and fuzzers.
 LIB_SRCS := $(filter-out user/main.c,$(USER_SRCS))
 
-.PHONY: all clean install check unit fuzz targets bench format
+.PHONY: all clean install check unit fuzz targets bench format demo
 .SECONDARY:
 all: adaptrace
 
@@ -58,6 +58,14 @@ targets unit fuzz: adaptrace
 check: adaptrace
 	$(MAKE) -C tests all LIB_SRCS="$(addprefix ../,$(LIB_SRCS))" OUT=../$(OUT)
 	tests/run.sh
+
+# The bundled demo: a request-processing workload traced from its start.
+$(OUT)/demo: demo/demo.c | $(OUT)
+	$(CC) -O1 -g -fno-omit-frame-pointer -pthread $< -o $@
+
+demo: adaptrace $(OUT)/demo
+	./adaptrace record -o $(OUT)/demo.data -- $(OUT)/demo
+	./adaptrace report $(OUT)/demo.data --top 5 --hist lookup
 
 bench: adaptrace
 	$(MAKE) -C bench

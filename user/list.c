@@ -15,52 +15,52 @@
 #include "util.h"
 
 static const char usage_text[] =
-	"Usage: adaptrace list (-p PID | -b PATH) [-f GLOB]... [-x GLOB]... [-l LIB]...\n"
-	"                      [--usdt] [--json]\n"
-	"\n"
-	"List the functions that 'adaptrace record' with the same options would trace:\n"
-	"the function symbols of the target's executable (from .symtab, or .dynsym for a\n"
-	"stripped binary, or the .symtab of its debug file in /usr/lib/debug/.build-id)\n"
-	"and of the libraries given with -l. Aliases of one address are listed once;\n"
-	"size-0 symbols, PLT stubs, GNU ifunc resolvers and '.cold' fragments are left out.\n"
-	"\n"
-	"Target (exactly one):\n"
-	"  -p, --pid PID        the executable of process PID (through /proc/PID/exe)\n"
-	"  -b, --binary PATH    an executable or shared library on disk\n"
-	"\n"
-	"Selection:\n"
-	"  -f, --func GLOB      only functions whose name matches GLOB (shell glob, e.g.\n"
-	"                       'parse_*'); repeatable; a GLOB matching nothing is an error.\n"
-	"                       Default: every function, minus start-up and runtime code\n"
-	"                       (_start, _init, frame_dummy, C++ static constructors,\n"
-	"                       sanitizer runtimes...)\n"
-	"  -x, --exclude GLOB   leave out functions matching GLOB; repeatable\n"
-	"  -l, --lib LIB        also list shared library LIB: a path, or a name such as\n"
-	"                       'libc' or 'c', matched against the libraries mapped by the\n"
-	"                       process (-p) or needed by the binary (-b); repeatable\n"
-	"  --usdt               list USDT probes instead (not implemented yet)\n"
-	"\n"
-	"Output:\n"
-	"  --json               one JSON object: {\"binaries\":[{\"path\", \"main\", \"build_id\",\n"
-	"                       \"pie\", \"symbols\":\"symtab\"|\"dynsym\", \"functions\":[{\"name\",\n"
-	"                       \"address\", \"offset\", \"size\", \"entry\"}]}]}\n"
-	"  -h, --help           show this help\n"
-	"\n"
-	"Each line gives the symbol address (as linked; PIE and libraries are relocated\n"
-	"at run time), the size in bytes, how the kernel runs the probed first\n"
-	"instruction, the binary when there are several, and the name. ENTRY is\n"
-	"'emulated' (push, call, jmp, jcc, nop: about 0.5 us per hit) or 'single-step'\n"
-	"(mov, sub, lea, endbr64...: about 9 us per hit), so a hot function with a\n"
-	"single-stepped entry is expensive to trace. A summary goes to stderr.\n"
-	"\n"
-	"Exit status: 0 success; 2 bad usage or input (no such process, missing or\n"
-	"non-ELF file, stripped binary, a -f GLOB matching nothing); 3 environment\n"
-	"(permission denied: run as root).\n"
-	"\n"
-	"Examples:\n"
-	"  adaptrace list -b ./server -f 'http_*'\n"
-	"  adaptrace list -p 1234 -l libc -f 'malloc' -f 'free'\n"
-	"  adaptrace list -b /usr/bin/python3.11 --json\n";
+    "Usage: adaptrace list (-p PID | -b PATH) [-f GLOB]... [-x GLOB]... [-l LIB]...\n"
+    "                      [--usdt] [--json]\n"
+    "\n"
+    "List the functions that 'adaptrace record' with the same options would trace:\n"
+    "the function symbols of the target's executable (from .symtab, or .dynsym for a\n"
+    "stripped binary, or the .symtab of its debug file in /usr/lib/debug/.build-id)\n"
+    "and of the libraries given with -l. Aliases of one address are listed once;\n"
+    "size-0 symbols, PLT stubs, GNU ifunc resolvers and '.cold' fragments are left out.\n"
+    "\n"
+    "Target (exactly one):\n"
+    "  -p, --pid PID        the executable of process PID (through /proc/PID/exe)\n"
+    "  -b, --binary PATH    an executable or shared library on disk\n"
+    "\n"
+    "Selection:\n"
+    "  -f, --func GLOB      only functions whose name matches GLOB (shell glob, e.g.\n"
+    "                       'parse_*'); repeatable; a GLOB matching nothing is an error.\n"
+    "                       Default: every function, minus start-up and runtime code\n"
+    "                       (_start, _init, frame_dummy, C++ static constructors,\n"
+    "                       sanitizer runtimes...)\n"
+    "  -x, --exclude GLOB   leave out functions matching GLOB; repeatable\n"
+    "  -l, --lib LIB        also list shared library LIB: a path, or a name such as\n"
+    "                       'libc' or 'c', matched against the libraries mapped by the\n"
+    "                       process (-p) or needed by the binary (-b); repeatable\n"
+    "  --usdt               list USDT probes instead (not implemented yet)\n"
+    "\n"
+    "Output:\n"
+    "  --json               one JSON object: {\"binaries\":[{\"path\", \"main\", \"build_id\",\n"
+    "                       \"pie\", \"symbols\":\"symtab\"|\"dynsym\", \"functions\":[{\"name\",\n"
+    "                       \"address\", \"offset\", \"size\", \"entry\"}]}]}\n"
+    "  -h, --help           show this help\n"
+    "\n"
+    "Each line gives the symbol address (as linked; PIE and libraries are relocated\n"
+    "at run time), the size in bytes, how the kernel runs the probed first\n"
+    "instruction, the binary when there are several, and the name. ENTRY is\n"
+    "'emulated' (push, call, jmp, jcc, nop: about 0.5 us per hit) or 'single-step'\n"
+    "(mov, sub, lea, endbr64...: about 9 us per hit), so a hot function with a\n"
+    "single-stepped entry is expensive to trace. A summary goes to stderr.\n"
+    "\n"
+    "Exit status: 0 success; 2 bad usage or input (no such process, missing or\n"
+    "non-ELF file, stripped binary, a -f GLOB matching nothing); 3 environment\n"
+    "(permission denied: run as root).\n"
+    "\n"
+    "Examples:\n"
+    "  adaptrace list -b ./server -f 'http_*'\n"
+    "  adaptrace list -p 1234 -l libc -f 'malloc' -f 'free'\n"
+    "  adaptrace list -b /usr/bin/python3.11 --json\n";
 
 static void print_json_bin(const struct at_target_bin *b, FILE *out)
 {
@@ -70,8 +70,8 @@ static void print_json_bin(const struct at_target_bin *b, FILE *out)
 	at_json_str(out, b->display_path);
 	fprintf(out, ",\"main\":%s,\"build_id\":", b->is_main ? "true" : "false");
 	at_json_str(out, b->elf.build_id);
-	fprintf(out, ",\"pie\":%s,\"symbols\":\"%s\",\"functions\":[", b->elf.pie ? "true" : "false",
-		b->elf.from_dynsym ? "dynsym" : "symtab");
+	fprintf(out, ",\"pie\":%s,\"symbols\":\"%s\",\"functions\":[",
+		b->elf.pie ? "true" : "false", b->elf.from_dynsym ? "dynsym" : "symtab");
 	for (i = 0; i < b->nsel; i++) {
 		const struct at_elf_func *f = &b->elf.funcs[b->sel[i]];
 
@@ -155,15 +155,15 @@ static int usage_error(const char *fmt, ...)
 enum { OPT_USDT = 256, OPT_JSON };
 
 static const struct option long_opts[] = {
-	{"pid", required_argument, NULL, 'p'},
-	{"binary", required_argument, NULL, 'b'},
-	{"func", required_argument, NULL, 'f'},
-	{"exclude", required_argument, NULL, 'x'},
-	{"lib", required_argument, NULL, 'l'},
-	{"usdt", no_argument, NULL, OPT_USDT},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+    {"pid", required_argument, NULL, 'p'},
+    {"binary", required_argument, NULL, 'b'},
+    {"func", required_argument, NULL, 'f'},
+    {"exclude", required_argument, NULL, 'x'},
+    {"lib", required_argument, NULL, 'l'},
+    {"usdt", no_argument, NULL, OPT_USDT},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 /* Parse argv into o; returns -1 to go on, or an exit code. */

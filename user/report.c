@@ -259,7 +259,8 @@ static void print_table(FILE *f, const struct at_profile_set *ps, struct row *ro
 			exact(b[8], sizeof(b[8]), c->errors));
 	}
 	if (shown < n)
-		fprintf(f, "... %zu more functions with calls (use --top to show more)\n", n - shown);
+		fprintf(f, "... %zu more function%s with calls (use --top to show more)\n",
+			n - shown, n - shown == 1 ? "" : "s");
 }
 
 static void print_footer(FILE *f, const struct at_profile_set *ps, size_t n)

@@ -18,10 +18,9 @@
 #include "symbols.h"
 #include "util.h"
 
-#define DEBUG_DIR	"/usr/lib/debug/.build-id"
-#define ENTRY_BYTES	16	       /* longest x86 instruction is 15 */
-#define MAX_FILE_SIZE	(4ULL << 30)   /* refuse absurd inputs */
-#define NT_GNU_BUILD_ID_ 3
+#define DEBUG_DIR     "/usr/lib/debug/.build-id"
+#define ENTRY_BYTES   16	   /* longest x86 instruction is 15 */
+#define MAX_FILE_SIZE (4ULL << 30) /* refuse absurd inputs */
 
 /* A file in memory and its libelf handle. */
 struct image {
@@ -31,23 +30,24 @@ struct image {
 	GElf_Ehdr eh;
 };
 
-/* What the symbol reader needs from the file being probed. */
+/* A symbol before the alias merge. */
 struct cand {
 	struct at_elf_func f;
 	uint8_t rank; /* alias preference: global 0, weak 1, local 2 */
 };
 
+/* What the symbol reader needs from the file being probed. */
 struct ctx {
 	const char *path;
-	struct image *img;	/* code bytes and program headers */
-	GElf_Phdr *load;	/* executable PT_LOAD segments */
+	struct image *img; /* code bytes and program headers */
+	GElf_Phdr *load;   /* executable PT_LOAD segments */
 	size_t nload;
 	struct cand *cands;
 	size_t ncands, cap;
 };
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -144,21 +144,42 @@ const char *at_entry_kind_str(enum at_entry_kind k)
  * -f still selects it.
  */
 static const char *const noise_exact[] = {
-	"_start", "_init", "_fini", "frame_dummy", "register_tm_clones",
-	"deregister_tm_clones", "__do_global_dtors_aux", "__do_global_ctors_aux",
-	"__libc_csu_init", "__libc_csu_fini", "_dl_relocate_static_pie",
-	"__stack_chk_fail_local", "_GLOBAL__I_a", "_GLOBAL__D_a",
+    "_start",
+    "_init",
+    "_fini",
+    "frame_dummy",
+    "register_tm_clones",
+    "deregister_tm_clones",
+    "__do_global_dtors_aux",
+    "__do_global_ctors_aux",
+    "__libc_csu_init",
+    "__libc_csu_fini",
+    "_dl_relocate_static_pie",
+    "__stack_chk_fail_local",
+    "_GLOBAL__I_a",
+    "_GLOBAL__D_a",
 };
 
 static const char *const noise_prefix[] = {
-	"__x86.get_pc_thunk.",	 /* i386 PIC helpers */
-	"_GLOBAL__sub_I_",	 /* C++ static constructors of a unit */
-	"_GLOBAL__sub_D_",	 /* ... and destructors */
-	"__static_initialization_and_destruction_",
-	"__cxx_global_var_init", /* clang's static initializers */
-	"__asan_", "__ubsan_", "__lsan_", "__tsan_", "__msan_", "__sanitizer_",
-	"__interceptor_", "__sancov_", "_ZN6__asan", "_ZN7__ubsan", "_ZN6__lsan",
-	"_ZN11__sanitizer", "__llvm_profile_", "__gcov_",
+    "__x86.get_pc_thunk.", /* i386 PIC helpers */
+    "_GLOBAL__sub_I_",	   /* C++ static constructors of a unit */
+    "_GLOBAL__sub_D_",	   /* ... and destructors */
+    "__static_initialization_and_destruction_",
+    "__cxx_global_var_init", /* clang's static initializers */
+    "__asan_",
+    "__ubsan_",
+    "__lsan_",
+    "__tsan_",
+    "__msan_",
+    "__sanitizer_",
+    "__interceptor_",
+    "__sancov_",
+    "_ZN6__asan",
+    "_ZN7__ubsan",
+    "_ZN6__lsan",
+    "_ZN11__sanitizer",
+    "__llvm_profile_",
+    "__gcov_",
 };
 
 bool at_is_startup_noise(const char *name)
@@ -272,6 +293,8 @@ static int load_segments(struct ctx *c, char *err, size_t errlen)
 		set_err(err, errlen, "%s: corrupt program headers (%s)", c->path, elf_errmsg(-1));
 		return -1;
 	}
+	if (n > c->img->len / sizeof(Elf32_Phdr)) /* more than the file can hold */
+		n = c->img->len / sizeof(Elf32_Phdr);
 	c->load = at_xcalloc(n ? n : 1, sizeof(*c->load));
 	for (i = 0; i < n; i++) {
 		GElf_Phdr ph;
@@ -315,7 +338,7 @@ static bool note_build_id(Elf_Data *d, char *out)
 		size_t i, n = nh.n_descsz;
 
 		off = next;
-		if (nh.n_type != NT_GNU_BUILD_ID_ || nh.n_namesz != 4 ||
+		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
 		    memcmp(p + name_off, "GNU", 4) || n == 0)
 			continue;
 		if (n > 32)
@@ -475,24 +498,32 @@ static void read_symtab(struct ctx *c, Elf *symelf, Elf_Scn *scn)
  * The .symtab of the separate debug file of a stripped binary, found by
  * build-id as Debian's -dbgsym packages install it. Its section headers
  * mirror the original's, so section checks work on it unchanged; addresses
- * still map through the original file's segments.
+ * still map through the original file's segments. Debug files can be huge
+ * (DWARF), so this one is mapped, not read: only its symbols are touched.
  */
 static void read_debug_symtab(struct ctx *c, const char *build_id)
 {
 	char path[sizeof(DEBUG_DIR) + 80], id[65];
-	struct image dbg;
+	struct image dbg = {0};
 	Elf_Scn *scn;
+	int fd;
 
 	if (strlen(build_id) < 4)
 		return;
 	snprintf(path, sizeof(path), DEBUG_DIR "/%.2s/%s.debug", build_id, build_id + 2);
-	if (access(path, R_OK) || image_open(path, &dbg, NULL, 0))
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return;
-	read_build_id(&dbg, id);
-	scn = find_section(dbg.elf, SHT_SYMTAB);
-	if (scn && !strcmp(id, build_id) && dbg.eh.e_machine == c->img->eh.e_machine)
-		read_symtab(c, dbg.elf, scn);
+	dbg.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (dbg.elf && elf_kind(dbg.elf) == ELF_K_ELF && gelf_getehdr(dbg.elf, &dbg.eh) &&
+	    dbg.eh.e_machine == c->img->eh.e_machine) {
+		read_build_id(&dbg, id);
+		scn = find_section(dbg.elf, SHT_SYMTAB);
+		if (scn && !strcmp(id, build_id))
+			read_symtab(c, dbg.elf, scn);
+	}
 	image_close(&dbg);
+	close(fd);
 }
 
 static int cand_cmp(const void *pa, const void *pb)

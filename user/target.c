@@ -21,14 +21,19 @@
 
 /* Where ld.so looks by default on Debian/Ubuntu x86-64 and elsewhere. */
 static const char *const std_lib_dirs[] = {
-	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
-	"/usr/lib", "/lib", "/usr/local/lib",
+    "/lib/x86_64-linux-gnu",
+    "/usr/lib/x86_64-linux-gnu",
+    "/lib64",
+    "/usr/lib64",
+    "/usr/lib",
+    "/lib",
+    "/usr/local/lib",
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 static int fail(int code, char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 /* Fill err and return code, so that callers can write "return fail(...)". */
 static int fail(int code, char *err, size_t errlen, const char *fmt, ...)
@@ -138,8 +143,8 @@ int at_resolve_command(const char *cmd, char **out, char *err, size_t errlen)
 	free(dirs);
 	if (!*out)
 		return fail(AT_EXIT_USAGE, err, errlen,
-			    "%s: command not found in $PATH; give its path (./%s or /full/path)", cmd,
-			    cmd);
+			    "%s: command not found in $PATH; give its path (./%s or /full/path)",
+			    cmd, cmd);
 	return AT_EXIT_OK;
 }
 
@@ -164,9 +169,7 @@ static int check_readable(const char *path, const char *shown, char *err, size_t
 	}
 	if (is_perm_error(errno))
 		return fail(AT_EXIT_ENV, err, errlen,
-			    "%s: permission denied; run adaptrace as root (it needs to read the "
-			    "binary and CAP_SYS_PTRACE for other users' processes)",
-			    shown);
+			    "%s: permission denied; run adaptrace as root", shown);
 	if (errno == ENOENT)
 		return fail(AT_EXIT_USAGE, err, errlen,
 			    "%s: no such file; give the path of an executable or a shared library",
@@ -263,8 +266,8 @@ static int find_process(pid_t pid, pid_t *tgid, char *err, size_t errlen)
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return fail(AT_EXIT_USAGE, err, errlen, "no such process: %d; check the PID (ps -e)",
-			    (int)pid);
+		return fail(AT_EXIT_USAGE, err, errlen,
+			    "no such process: %d; check the PID (ps -e)", (int)pid);
 	*tgid = pid;
 	while (getline(&line, &cap, f) > 0) {
 		if (!strncmp(line, "Tgid:", 5)) {
@@ -339,7 +342,8 @@ static void maps_add(struct maps *ms, const char *path, unsigned long start, uns
 		}
 	}
 	ms->m = at_xrealloc(ms->m, ms->n + 1, sizeof(*ms->m));
-	ms->m[ms->n++] = (struct mapping){.path = p, .start = start, .end = end, .deleted = deleted};
+	ms->m[ms->n++] =
+	    (struct mapping){.path = p, .start = start, .end = end, .deleted = deleted};
 }
 
 static int read_maps(pid_t pid, struct maps *ms, char *err, size_t errlen)
@@ -357,8 +361,8 @@ static int read_maps(pid_t pid, struct maps *ms, char *err, size_t errlen)
 			    "CAP_SYS_PTRACE)",
 			    path);
 	if (!f)
-		return fail(AT_EXIT_USAGE, err, errlen, "no such process: %d; check the PID (ps -e)",
-			    (int)pid);
+		return fail(AT_EXIT_USAGE, err, errlen,
+			    "no such process: %d; check the PID (ps -e)", (int)pid);
 	while ((len = getline(&line, &cap, f)) > 0) {
 		unsigned long start, end, ino;
 		int off = 0;
@@ -380,22 +384,40 @@ static int read_maps(pid_t pid, struct maps *ms, char *err, size_t errlen)
  * "libc-2.31.so": equal, or LIB followed by '.' or '-'. "c" works too,
  * as with the linker's -lc.
  */
-static bool name_prefix_match(const char *lib, const char *base)
+/* 0: base is lib; 1: lib then ".so"; 2: lib then '.' or '-'; -1: no match. */
+static int prefix_rank(const char *lib, const char *base)
 {
 	size_t n = strlen(lib);
 
-	return !strncmp(base, lib, n) && (!base[n] || base[n] == '.' || base[n] == '-');
+	if (strncmp(base, lib, n))
+		return -1;
+	if (!base[n])
+		return 0;
+	if (!strncmp(base + n, ".so", 3))
+		return 1;
+	return base[n] == '.' || base[n] == '-' ? 2 : -1;
+}
+
+/*
+ * How well a file name matches a -l name, -1 for not at all. "libc"
+ * matches "libc.so.6" and "libc-2.31.so": equal, or LIB followed by '.'
+ * or '-'. "c" works too, as with the linker's -lc.
+ */
+static int lib_match_rank(const char *lib, const char *file)
+{
+	const char *base = strrchr(file, '/');
+	int r;
+
+	base = base ? base + 1 : file;
+	r = prefix_rank(lib, base);
+	if (r < 0 && strncmp(lib, "lib", 3) && !strncmp(base, "lib", 3))
+		r = prefix_rank(lib, base + 3);
+	return r;
 }
 
 static bool lib_name_matches(const char *lib, const char *file)
 {
-	const char *base = strrchr(file, '/');
-
-	base = base ? base + 1 : file;
-	if (name_prefix_match(lib, base))
-		return true;
-	return strncmp(lib, "lib", 3) && !strncmp(base, "lib", 3) &&
-	       name_prefix_match(lib, base + 3);
+	return lib_match_rank(lib, file) >= 0;
 }
 
 /* Path to reach a mapped file from here: through the process's root. */
@@ -404,6 +426,27 @@ static char *mapping_attach_path(pid_t pid, const struct mapping *m)
 	if (m->deleted) /* the mapped inode itself, since the path is gone */
 		return xasprintf("/proc/%d/map_files/%lx-%lx", (int)pid, m->start, m->end);
 	return xasprintf("/proc/%d/root%s", (int)pid, m->path);
+}
+
+/* "-l libpython": suggest a loaded "libpython3.11.so.1.0" if there is one. */
+static int no_such_lib(pid_t pid, const struct maps *ms, const char *lib, char *err, size_t errlen)
+{
+	const char *guess = NULL, *base;
+	size_t i;
+
+	for (i = 0; i < ms->n && !guess; i++) {
+		base = strrchr(ms->m[i].path, '/') + 1;
+		if (strstr(base, lib))
+			guess = base;
+	}
+	if (guess)
+		return fail(AT_EXIT_USAGE, err, errlen,
+			    "no library matching '%s' is loaded in process %d; did you mean -l %s?",
+			    lib, (int)pid, guess);
+	return fail(AT_EXIT_USAGE, err, errlen,
+		    "no library matching '%s' is loaded in process %d; give a name as in "
+		    "/proc/%d/maps (e.g. libc) or a path",
+		    lib, (int)pid, (int)pid);
 }
 
 static int add_process_lib(struct at_target *t, const struct maps *ms, const char *lib, char *err,
@@ -415,8 +458,9 @@ static int add_process_lib(struct at_target *t, const struct maps *ms, const cha
 
 	for (i = 0; i < ms->n; i++) {
 		const struct mapping *m = &ms->m[i];
-		bool hit = strchr(lib, '/') ? !strcmp(m->path, lib) || (real && !strcmp(m->path, real))
-					    : lib_name_matches(lib, m->path);
+		bool hit = strchr(lib, '/')
+			       ? !strcmp(m->path, lib) || (real && !strcmp(m->path, real))
+			       : lib_name_matches(lib, m->path);
 
 		if (!hit)
 			continue;
@@ -433,15 +477,11 @@ static int add_process_lib(struct at_target *t, const struct maps *ms, const cha
 		return AT_EXIT_OK;
 	}
 	if (!strchr(lib, '/'))
-		return fail(AT_EXIT_USAGE, err, errlen,
-			    "no library matching '%s' is loaded in process %d; give a name as in "
-			    "/proc/%d/maps (e.g. libc) or a path",
-			    lib, (int)t->pid, (int)t->pid);
+		return no_such_lib(t->pid, ms, lib, err, errlen);
 	if (!real)
 		return path_error(lib, err, errlen);
 	/* Probes by path also fire when the process loads it later (dlopen). */
-	at_warn("%s is not loaded in process %d yet; its probes fire once it is", lib,
-		(int)t->pid);
+	at_warn("%s is not loaded in process %d yet; its probes fire once it is", lib, (int)t->pid);
 	return load_bin(t, real, at_xstrdup(real), false, err, errlen);
 }
 
@@ -580,6 +620,29 @@ static char *find_in_dirs(const struct dyninfo *di, const char *name)
 	return NULL;
 }
 
+/* Keep the canonical path of a candidate of the given rank, best rank only. */
+static void add_candidate(struct at_strv *found, int *best, const char *path, int rank)
+{
+	char *real = is_elf_file(path) ? realpath(path, NULL) : NULL;
+	size_t i;
+
+	if (!real)
+		return;
+	if (rank < *best) {
+		for (i = 0; i < found->n; i++)
+			free((char *)found->v[i]);
+		found->n = 0;
+		*best = rank;
+	}
+	for (i = 0; i < found->n; i++) {
+		if (!strcmp(found->v[i], real)) {
+			free(real);
+			return;
+		}
+	}
+	at_strv_push(found, real);
+}
+
 /*
  * Candidates for a -l name that the binary does not need directly (it
  * may dlopen it): ELF files whose name matches, in the standard dirs.
@@ -595,32 +658,14 @@ static void scan_lib_dirs(const char *lib, struct at_strv *found, int *best)
 		struct dirent *de;
 
 		while (dir && (de = readdir(dir))) {
-			size_t n = strlen(lib), i;
-			int rank = !strcmp(de->d_name, lib)		 ? 0
-				   : !strncmp(de->d_name + n, ".so", 3) ? 1
-									 : 2;
-			char *p, *real;
-			bool dup = false;
+			int rank = lib_match_rank(lib, de->d_name);
+			char *p;
 
-			if (!lib_name_matches(lib, de->d_name) || rank > *best)
+			if (rank < 0 || rank > *best)
 				continue;
 			p = xasprintf("%s/%s", std_lib_dirs[d], de->d_name);
-			real = is_elf_file(p) ? realpath(p, NULL) : NULL;
+			add_candidate(found, best, p, rank);
 			free(p);
-			if (!real)
-				continue;
-			if (rank < *best) {
-				for (i = 0; i < found->n; i++)
-					free((char *)found->v[i]);
-				found->n = 0;
-				*best = rank;
-			}
-			for (i = 0; i < found->n && !dup; i++)
-				dup = !strcmp(found->v[i], real);
-			if (dup)
-				free(real);
-			else
-				at_strv_push(found, real);
 		}
 		if (dir)
 			closedir(dir);
@@ -655,8 +700,8 @@ static int add_scanned_lib(struct at_target *t, const char *lib, const char *mai
 	return rc;
 }
 
-static int add_binary_lib(struct at_target *t, const struct dyninfo *di, const char *lib,
-			  char *err, size_t errlen)
+static int add_binary_lib(struct at_target *t, const struct dyninfo *di, const char *lib, char *err,
+			  size_t errlen)
 {
 	size_t i, found = 0;
 	int rc;
@@ -744,13 +789,14 @@ static int check_symbols(const struct at_target_opts *o, struct at_target *t, ch
 				b->display_path);
 			continue;
 		}
-		return fail(AT_EXIT_USAGE, err, errlen,
-			    "%s has no function symbols (stripped%s); rebuild it with symbols (do not "
-			    "strip it, or link with -rdynamic) or install its debug symbols "
-			    "(/usr/lib/debug/.build-id/%.2s/%s.debug)",
-			    b->display_path, b->elf.from_dynsym ? ", no exported functions" : "",
-			    b->elf.build_id[0] ? b->elf.build_id : "xx",
-			    b->elf.build_id[0] ? b->elf.build_id + 2 : "...");
+		return fail(
+		    AT_EXIT_USAGE, err, errlen,
+		    "%s has no function symbols (stripped%s); rebuild it with symbols (do not "
+		    "strip it, or link with -rdynamic) or install its debug symbols "
+		    "(/usr/lib/debug/.build-id/%.2s/%s.debug)",
+		    b->display_path, b->elf.from_dynsym ? ", no exported functions" : "",
+		    b->elf.build_id[0] ? b->elf.build_id : "xx",
+		    b->elf.build_id[0] ? b->elf.build_id + 2 : "...");
 	}
 	return AT_EXIT_OK;
 }
@@ -786,17 +832,28 @@ static void select_bin(const struct at_target_opts *o, struct at_target_bin *b, 
 	}
 }
 
+/* The list command that shows the names a -f glob could have matched. */
+static void make_hint(const struct at_target_opts *o, const struct at_target *t, char *buf,
+		      size_t len)
+{
+	size_t i, n;
+
+	if (t->pid)
+		n = (size_t)snprintf(buf, len, "adaptrace list -p %d", (int)t->pid);
+	else
+		n = (size_t)snprintf(buf, len, "adaptrace list -b %s", t->bins[0].display_path);
+	for (i = 0; i < o->libs.n && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, " -l %s", o->libs.v[i]);
+}
+
 static int select_funcs(const struct at_target_opts *o, struct at_target *t, char *err,
 			size_t errlen)
 {
 	size_t *hits = at_xcalloc(o->include.n + 1, sizeof(*hits)), i;
 	int rc = AT_EXIT_OK;
-	char hint[PATH_MAX + 16];
+	char hint[512];
 
-	if (t->pid)
-		snprintf(hint, sizeof(hint), "-p %d", (int)t->pid);
-	else
-		snprintf(hint, sizeof(hint), "-b %s", t->bins[0].display_path);
+	make_hint(o, t, hint, sizeof(hint));
 	for (i = 0; i < t->nbins; i++) {
 		select_bin(o, &t->bins[i], hits);
 		t->nsel += t->bins[i].nsel;
@@ -805,20 +862,19 @@ static int select_funcs(const struct at_target_opts *o, struct at_target *t, cha
 		if (hits[i])
 			continue;
 		rc = fail(AT_EXIT_USAGE, err, errlen,
-			  "-f '%s' matches no function in %s%s; see the names with 'adaptrace list "
-			  "%s'",
+			  "-f '%s' matches no function in %s%s; see the names with '%s'",
 			  o->include.v[i], t->bins[0].display_path,
 			  t->nbins > 1 ? " or its -l libraries" : "", hint);
 	}
 	if (!rc && !t->nsel)
-		rc = fail(AT_EXIT_USAGE, err, errlen,
-			  "no function left to trace: the -x globs exclude every selected function");
+		rc =
+		    fail(AT_EXIT_USAGE, err, errlen,
+			 "no function left to trace: the -x globs exclude every selected function");
 	free(hits);
 	return rc;
 }
 
-int at_target_resolve(const struct at_target_opts *o, struct at_target *t, char *err,
-		      size_t errlen)
+int at_target_resolve(const struct at_target_opts *o, struct at_target *t, char *err, size_t errlen)
 {
 	int rc;
 

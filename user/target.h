@@ -31,8 +31,8 @@ void at_strv_push(struct at_strv *sv, const char *s);
 void at_strv_free(struct at_strv *sv);
 
 struct at_target_opts {
-	pid_t pid;	    /* -p PID, or 0 */
-	const char *binary; /* -b PATH or the resolved -- CMD; NULL with pid */
+	pid_t pid;		/* -p PID, or 0 */
+	const char *binary;	/* -b PATH or the resolved -- CMD; NULL with pid */
 	struct at_strv include; /* -f */
 	struct at_strv exclude; /* -x */
 	struct at_strv libs;	/* -l */
@@ -55,7 +55,7 @@ struct at_target_bin {
 };
 
 struct at_target {
-	pid_t pid; /* the process (a thread id is mapped to its process), or 0 */
+	pid_t pid;		    /* the process (a thread id is mapped to its process), or 0 */
 	struct at_target_bin *bins; /* bins[0] is the main binary */
 	size_t nbins;
 	size_t nsel; /* selected functions over all binaries */

@@ -926,8 +926,9 @@ static int parse_preamble(const unsigned char *d, size_t len, char *err, size_t 
 		return -1;
 	}
 	if (get_le32(d + 12) != (uint32_t)crc32(0, d, 12)) {
-		snprintf(err, errlen,
-			 "trace file corrupt at byte 8: file header CRC mismatch; recovered nothing");
+		snprintf(
+		    err, errlen,
+		    "trace file corrupt at byte 8: file header CRC mismatch; recovered nothing");
 		return -1;
 	}
 	major = get_le16(d + 8);
@@ -1022,8 +1023,8 @@ int at_trace_parse(const void *data, size_t len, struct at_trace *t, bool salvag
 			snprintf(why + n, sizeof(why) - n, " in %s chunk", tn);
 			return damaged(&ps, false, off, why, salvage, err, errlen);
 		}
-		c = (struct cur){.p = payload, .end = payload + raw, .why = why,
-				 .whylen = sizeof(why)};
+		c = (struct cur){
+		    .p = payload, .end = payload + raw, .why = why, .whylen = sizeof(why)};
 		switch (type) {
 		case AT_CHUNK_HEADER:
 			ok = dec_header(&ps, &c);
@@ -1091,7 +1092,8 @@ int at_trace_read(const char *path, struct at_trace *t, bool salvage, char *err,
 		ssize_t n;
 
 		if (cap - len < 65536) {
-			cap = cap ? cap * 2 : (S_ISREG(st.st_mode) ? (size_t)st.st_size : 0) + 65536;
+			cap =
+			    cap ? cap * 2 : (S_ISREG(st.st_mode) ? (size_t)st.st_size : 0) + 65536;
 			buf = at_xrealloc(buf, cap, 1);
 		}
 		n = read(fd, buf + len, cap - len);

@@ -33,7 +33,9 @@ struct at_writer;
 struct at_writer *at_writer_open(const char *path, char *err, size_t errlen);
 int at_writer_header(struct at_writer *w, const struct at_kv *kv, size_t nkv,
 		     const struct at_binary *bins, size_t nbins);
+/* Appends to the table; each id must be the symbol's index in the whole table. */
 int at_writer_symbols(struct at_writer *w, const struct at_symbol *syms, size_t n);
+/* Ids must name written symbols, once each; histograms in ascending order. */
 int at_writer_window(struct at_writer *w, const struct at_window *win);
 int at_writer_end(struct at_writer *w, const struct at_end *end);
 /*

@@ -80,3 +80,40 @@ if report_json "$WORK/xglob.data" "$WORK/xglob.json"; then
 	expect_eq "-x s_beta drops s_beta" "$(fn "$WORK/xglob.json" s_beta calls)" missing
 	expect_eq "-x s_beta keeps s_alpha" "$(fn "$WORK/xglob.json" s_alpha calls)" 123
 fi
+
+# An entry the kernel cannot probe (lock prefix): counted some other way, or
+# named on stderr and skipped; never silently missing from a run that says it
+# traces it, and never a reason to trace nothing at all.
+# lock_check LABEL JSON ERRFILE OUTFILE
+lock_check()
+{
+	local label=$1 json=$2 err=$3 calls
+	expect_eq "$label: calls of plain_inc" "$(fn "$json" plain_inc calls)" 50
+	calls=$(fn "$json" locked_inc calls)
+	if [ "$calls" = 50 ]; then
+		ok "$label: locked_inc (lock-prefixed entry) counted exactly"
+	elif grep -v '^locked_inc ' "$err" | grep -q 'locked_inc'; then
+		ok "$label: locked_inc (lock-prefixed entry) reported as not probed"
+	else
+		fail "$label: locked_inc (lock-prefixed entry) counted or reported" \
+			"calls in report: $calls; stderr does not name it:" "$(grep -v '^ *$' "$err" | head -n 8)"
+	fi
+}
+at_run "$WORK/lock" record -o "$WORK/lock.data" -- "$TARGETS/lockentry"
+expect_eq "lockentry -- CMD: record exits 0" "$RC" 0
+report_json "$WORK/lock.data" "$WORK/lock.json" && lock_check "lockentry -- CMD" "$WORK/lock.json" "$WORK/lock.err"
+
+if start_target "$WORK/lockp_tgt" "$TARGETS/lockentry" --wait-signal; then
+	pid=$TGT_PID
+	if at_start "$WORK/lockp" record -o "$WORK/lockp.data" -p "$pid"; then
+		ok "lockentry -p: tracing starts"
+		kill -s USR1 "$pid"
+		wait_exit "$pid" 20
+		wait_exit "$AT_PID" 10 || stop_pid "$AT_PID" INT
+		expect_eq "lockentry -p: record exits 0" "$RC" 0
+		report_json "$WORK/lockp.data" "$WORK/lockp.json" &&
+			lock_check "lockentry -p" "$WORK/lockp.json" "$WORK/lockp.err"
+	else
+		fail "lockentry -p: tracing starts" "$(head -n 5 "$WORK/lockp.err")"
+	fi
+fi

@@ -74,41 +74,41 @@ static unsigned char *slurp(const char *path, size_t *len)
 /* ---- sample data ---- */
 
 static struct at_kv kv[] = {
-	{"tool", "adaptrace test"},
-	{"kernel", "6.18.0"},
-	{"target", "pid 1234"},
-	{"cmdline", "adaptrace record -p 1234 --select 'most frequent'"},
-	{"empty", ""},
+    {"tool", "adaptrace test"},
+    {"kernel", "6.18.0"},
+    {"target", "pid 1234"},
+    {"cmdline", "adaptrace record -p 1234 --select 'most frequent'"},
+    {"empty", ""},
 };
 static struct at_binary bins[] = {
-	{"/usr/bin/prog", "0123456789abcdef0123456789abcdef01234567"},
-	{"/usr/lib/x86_64-linux-gnu/libc.so.6", ""},
+    {"/usr/bin/prog", "0123456789abcdef0123456789abcdef01234567"},
+    {"/usr/lib/x86_64-linux-gnu/libc.so.6", ""},
 };
 #define NSYMS 6
 static struct at_symbol syms[NSYMS] = {
-	{0, 0, 0x1000, 32, 0x1000, AT_ENTRY_EMULATED, "main"},
-	{1, 0, 0x1040, 100, 0x1044, AT_ENTRY_SSTEP, "parse"},
-	{2, 0, UINT64_MAX, UINT64_MAX, UINT64_MAX, AT_ENTRY_UNKNOWN, "huge"},
-	{3, 1, 0x29dc0, 300, 0x29dc4, AT_ENTRY_EMULATED, "malloc"},
-	{4, 1, 0x2a000, 20, 0x2a000, AT_ENTRY_EMULATED, ""},
-	{5, 1, 0x2b000, 20, 0x2b000, AT_ENTRY_SSTEP, "free"},
+    {0, 0, 0x1000, 32, 0x1000, AT_ENTRY_EMULATED, "main"},
+    {1, 0, 0x1040, 100, 0x1044, AT_ENTRY_SSTEP, "parse"},
+    {2, 0, UINT64_MAX, UINT64_MAX, UINT64_MAX, AT_ENTRY_UNKNOWN, "huge"},
+    {3, 1, 0x29dc0, 300, 0x29dc4, AT_ENTRY_EMULATED, "malloc"},
+    {4, 1, 0x2a000, 20, 0x2a000, AT_ENTRY_EMULATED, ""},
+    {5, 1, 0x2b000, 20, 0x2b000, AT_ENTRY_SSTEP, "free"},
 };
 
 static struct at_hist_pair h1[] = {{0, 1}, {1, 2}, {17, 5}, {AT_HIST_BUCKETS - 1, UINT64_MAX}};
 static struct at_hist_pair h2[] = {{40, 1000}};
 static struct at_window_entry ents[] = {
-	{1, {10, 9, 900, 900, 800, 50, 200, 1, 2, 90500.0}, 4, h1},
-	{5,
-	 {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, 0, UINT64_MAX, UINT64_MAX,
-	  UINT64_MAX, 1.7976931348623157e308},
-	 1,
-	 h2},
-	{0, {1, 0, 0, 0, 0, 0, 0, 0, 1, 0.0}, 0, NULL},
+    {1, {10, 9, 900, 900, 800, 50, 200, 1, 2, 90500.0}, 4, h1},
+    {5,
+     {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, 0, UINT64_MAX, UINT64_MAX,
+      UINT64_MAX, 1.7976931348623157e308},
+     1,
+     h2},
+    {0, {1, 0, 0, 0, 0, 0, 0, 0, 1, 0.0}, 0, NULL},
 };
 static struct at_window wins[] = {
-	{0, 1000000000, 3, ents},
-	{1000000000, 2000000000, 0, NULL},
-	{2000000000, 3000000000ULL, 1, ents + 1},
+    {0, 1000000000, 3, ents},
+    {1000000000, 2000000000, 0, NULL},
+    {2000000000, 3000000000ULL, 1, ents + 1},
 };
 #define NWINS 3
 static struct at_end endrec = {3000000000ULL, -7, 42, {1, 2, 3, 4}, "target exited"};
@@ -217,8 +217,8 @@ static size_t boundaries(const unsigned char *d, size_t len, size_t *b, size_t m
 	size_t n = 0, off = 16;
 
 	while (off + 16 <= len && n < max) {
-		uint32_t comp = d[off + 8] | d[off + 9] << 8 | d[off + 10] << 16 |
-				(uint32_t)d[off + 11] << 24;
+		uint32_t comp =
+		    d[off + 8] | d[off + 9] << 8 | d[off + 10] << 16 | (uint32_t)d[off + 11] << 24;
 
 		off += 16 + comp;
 		b[n++] = off;
@@ -238,7 +238,7 @@ static void test_roundtrip(void)
 	rc = at_trace_read(tpath("rt"), &t, false, err, sizeof(err));
 	check(rc == 0 && same_sample(&t, true) && t.nunknown == 0, "round trip with end");
 	check(at_trace_get(&t, "kernel") && !strcmp(at_trace_get(&t, "kernel"), "6.18.0") &&
-		      at_trace_get(&t, "nope") == NULL,
+		  at_trace_get(&t, "nope") == NULL,
 	      "at_trace_get");
 	at_trace_free(&t);
 	at_trace_free(&t); /* idempotent */
@@ -261,7 +261,7 @@ static void test_roundtrip(void)
 	check(truncate(tpath("cut"), 100) == 0, "truncate a file");
 	rc = at_trace_read(tpath("cut"), &t, false, err, sizeof(err));
 	check(rc == -1 && !strncmp(err, tpath("cut"), strlen(tpath("cut"))) &&
-		      strstr(err, ": trace file truncated at byte 100"),
+		  strstr(err, ": trace file truncated at byte 100"),
 	      "read errors name the file");
 	rc = at_trace_read(tmpdir, &t, false, err, sizeof(err));
 	check(rc == -1 && one_line(err), "directory error");
@@ -342,11 +342,12 @@ static void test_truncation(void)
 		int rc = at_trace_parse(d, b[3] + 20, &t, false, err, sizeof(err));
 		char want[128];
 
-		snprintf(want, sizeof(want), "trace file truncated at byte %zu (inside a window chunk of %zu bytes)",
+		snprintf(want, sizeof(want),
+			 "trace file truncated at byte %zu (inside a window chunk of %zu bytes)",
 			 b[3] + 20, b[4] - b[3]);
 		check(rc == -1 && !strncmp(err, want, strlen(want)) &&
-			      strstr(err, "recovered header, 6 symbols and 2 complete intervals "
-					  "(use --salvage to report them)"),
+			  strstr(err, "recovered header, 6 symbols and 2 complete intervals "
+				      "(use --salvage to report them)"),
 		      "truncation message");
 		printf("# %s\n", err);
 	}
@@ -399,12 +400,12 @@ static void test_bitflips(void)
 		rc = at_trace_parse(c, len, &t, false, err, sizeof(err));
 		printf("# %s\n", err);
 		check(rc == -1 && strstr(err, "CRC mismatch in window chunk") &&
-			      strstr(err, "recovered header, 6 symbols and 1 complete interval") &&
-			      t.nwins == 0,
+			  strstr(err, "recovered header, 6 symbols and 1 complete interval") &&
+			  t.nwins == 0,
 		      "CRC mismatch message");
 		rc = at_trace_parse(c, len, &t, true, err, sizeof(err));
 		check(rc == 1 && t.nwins == 1 && t.nsyms == NSYMS && !t.has_end &&
-			      same_window(&t.wins[0], &wins[0]) && !strstr(err, "--salvage"),
+			  same_window(&t.wins[0], &wins[0]) && !strstr(err, "--salvage"),
 		      "salvage keeps data before the damage");
 		at_trace_free(&t);
 		free(c);
@@ -427,7 +428,8 @@ static void test_decoder(void)
 	check(wr != NULL, "open for validation");
 	if (!wr)
 		return;
-	check(at_writer_symbols(wr, syms, 1) == -1 && strstr(at_writer_error(wr), "before the header"),
+	check(at_writer_symbols(wr, syms, 1) == -1 &&
+		  strstr(at_writer_error(wr), "before the header"),
 	      "writer: symbols before header refused");
 	at_writer_header(wr, kv, 1, bins, 1);
 	check(at_writer_header(wr, kv, 1, bins, 1) == -1, "writer: second header refused");
@@ -461,7 +463,7 @@ static void test_decoder(void)
 	      "writer: nothing after end");
 	at_writer_close(wr);
 	check(at_trace_read(tpath("val"), &t, false, err, sizeof(err)) == 0 && t.nwins == 1 &&
-		      t.nsyms == 3 && t.has_end,
+		  t.nsyms == 3 && t.has_end,
 	      "file with refused calls reads cleanly");
 	at_trace_free(&t);
 
@@ -476,7 +478,8 @@ static void test_decoder(void)
 		rc = at_trace_parse(c, len * 2 - 16, &t, false, err, sizeof(err));
 		check(rc == -1 && strstr(err, "after the end chunk"), "data after end refused");
 		rc = at_trace_parse(c, len * 2 - 16, &t, true, err, sizeof(err));
-		check(rc == 1 && t.has_end && same_sample(&t, true), "salvage before trailing data");
+		check(rc == 1 && t.has_end && same_sample(&t, true),
+		      "salvage before trailing data");
 		at_trace_free(&t);
 		/* 3 symbols (from "val"), then a window naming symbol 5 (from "rt"). */
 		size_t b[16], vb[16], vlen;
@@ -488,7 +491,8 @@ static void test_decoder(void)
 		memcpy(c + vb[1], d + b[1], b[2] - b[1]);
 		rc = at_trace_parse(c, vb[1] + b[2] - b[1], &t, false, err, sizeof(err));
 		printf("# %s\n", err);
-		check(rc == -1 && strstr(err, "symbol id 5 out of range (3 symbols) in window chunk"),
+		check(rc == -1 &&
+			  strstr(err, "symbol id 5 out of range (3 symbols) in window chunk"),
 		      "window ids validated against the symbol table");
 		free(v);
 		free(c);
@@ -552,7 +556,8 @@ static void test_files(void)
 	unlink(tpath("dl"));
 	check(symlink(tpath("nowhere"), tpath("dl")) == 0, "plant dangling symlink");
 	w = at_writer_open(tpath("dl"), err, sizeof(err));
-	check(!w && access(tpath("nowhere"), F_OK) != 0, "dangling symlink refused, nothing created");
+	check(!w && access(tpath("nowhere"), F_OK) != 0,
+	      "dangling symlink refused, nothing created");
 	w = at_writer_open(tmpdir, err, sizeof(err));
 	check(!w && strstr(err, "not a regular file"), "directory refused");
 
@@ -679,6 +684,35 @@ static void test_payloads(void)
 	free(d);
 }
 
+/* The fuzzer's synthetic form of dir/name: {u8 type, u16le len, payload}... */
+static int write_synthetic(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	size_t len, bd[64], nb, off = 16;
+	unsigned char *d, raw[65536];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	d = slurp(path, &len);
+	if (!d)
+		return 1;
+	snprintf(path, sizeof(path), "%s/syn-%s", dir, name);
+	f = fopen(path, "wb");
+	nb = boundaries(d, len, bd, 64);
+	for (size_t k = 0; f && k < nb; off = bd[k++]) {
+		uLongf rlen = sizeof(raw);
+
+		if (uncompress(raw, &rlen, d + off + 16, bd[k] - off - 16) != Z_OK)
+			break;
+		fputc(d[off], f);
+		fputc(rlen & 0xff, f);
+		fputc(rlen >> 8, f);
+		fwrite(raw, 1, rlen, f);
+	}
+	free(d);
+	return !f || fclose(f) != 0;
+}
+
 static int write_seeds(const char *dir)
 {
 	static const struct {
@@ -701,7 +735,7 @@ static int write_seeds(const char *dir)
 		return 1;
 	snprintf(path, sizeof(path), "%s/header-only.old", dir);
 	unlink(path);
-	return 0;
+	return write_synthetic(dir, "full") || write_synthetic(dir, "unknown");
 }
 
 int main(int argc, char **argv)
