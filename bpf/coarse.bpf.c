@@ -287,3 +287,19 @@ int empty_return(struct pt_regs *ctx)
 {
 	return 0;
 }
+
+/*
+ * exec replaces the stack: frames of the old image can never return, and
+ * would otherwise sit under the new image's calls.
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(coarse_exec, struct task_struct *p)
+{
+	struct shadow_stack *s = bpf_task_storage_get(&stacks, p, NULL, 0);
+
+	if (!s)
+		return 0;
+	pop_dead(s, s->depth, ~0ULL);
+	bpf_task_storage_delete(&stacks, p);
+	return 0;
+}

@@ -19,6 +19,9 @@ STOP_TIMEOUT=${STOP_TIMEOUT:-30}
 
 T_PASS=0
 T_FAIL=0
+# Exit status of the last at_run, wait_exit or stop_pid, for the tests.
+# shellcheck disable=SC2034 # used by the scripts that source this file
+RC=0
 _PIDS=()
 WORK=$(mktemp -d /tmp/adaptrace-test."$TEST_NAME".XXXXXX)
 
@@ -59,7 +62,7 @@ check()
 expect_eq()
 {
 	if [ "$2" = "$3" ]; then
-		ok "$1 ($2)"
+		ok "$1 ($(printf '%s' "$2" | tr '\n' ' '))"
 	else
 		fail "$1" "expected: $3" "actual:   $2"
 		return 1
@@ -138,17 +141,28 @@ wait_exit()
 }
 
 # stop_pid PID SIGNAL [TIMEOUT]: signal a child, wait; SIGKILL if it does not
-# end in time. Sets RC (124 when it had to be killed).
+# end in time. Sets RC (124 when it had to be killed). Never blocks for long:
+# a process stuck in the kernel (D state) may still be there on return 1.
 stop_pid()
 {
 	local pid=$1 sig=$2 t=${3:-$STOP_TIMEOUT}
 	kill -s "$sig" "$pid" 2>/dev/null
 	if ! wait_exit "$pid" "$t"; then
+		proc_state "$pid" >"$WORK/stuck.$pid"
 		kill -s KILL "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
+		wait_exit "$pid" 10
 		RC=124
 		return 1
 	fi
+}
+
+# proc_state PID: one line with the state and kernel wait channel, then the
+# kernel stack (for reporting a hang).
+proc_state()
+{
+	echo "pid $1: state $(awk '/^State:/ { print $2, $3 }' "/proc/$1/status" 2>/dev/null)," \
+		"wchan $(cat "/proc/$1/wchan" 2>/dev/null)"
+	sed 's/^/  /' "/proc/$1/stack" 2>/dev/null | head -n 8
 }
 
 # wait_line FILE EXTENDED-REGEX TIMEOUT [PID]: wait until FILE has a matching
@@ -199,6 +213,7 @@ at_run()
 	local prefix=$1
 	shift
 	timeout -k 5 "${AT_RUN_TIMEOUT:-120}" "$ADAPTRACE" "$@" >"$prefix.out" 2>"$prefix.err"
+	# shellcheck disable=SC2034 # read by the caller
 	RC=$?
 }
 
@@ -301,12 +316,12 @@ _cleanup()
 {
 	local pid
 	for pid in "${_PIDS[@]}"; do
-		if alive "$pid"; then
-			kill -s TERM "$pid" 2>/dev/null
-			sleep 0.2
-			kill -s KILL "$pid" 2>/dev/null
-		fi
-		wait "$pid" 2>/dev/null
+		alive "$pid" && kill -s TERM "$pid" 2>/dev/null
+	done
+	for pid in "${_PIDS[@]}"; do
+		wait_exit "$pid" 2 && continue
+		kill -s KILL "$pid" 2>/dev/null
+		wait_exit "$pid" 5 || echo "# $TEST_NAME: left behind, not exiting: $(proc_state "$pid" | head -n 1)"
 	done
 	if [ "${KEEP_WORK:-0}" = 1 ]; then
 		echo "# $TEST_NAME: work directory kept: $WORK"

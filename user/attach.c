@@ -50,6 +50,9 @@ static int uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offs
 	return fd < 0 ? -errno : fd;
 }
 
+/* The kernel's internal ENOTSUPP, which reaches user space as is. */
+#define ENOTSUPP_ERRNO 524
+
 /* A site in our own text for the feature probe. */
 __attribute__((noinline)) int at_feature_probe_site(int x)
 {
@@ -126,17 +129,24 @@ void at_prepare_program(struct bpf_program *prog)
 
 static int attach_each(struct at_links *l, struct bpf_program *prog, bool retprobe,
 		       const char *path, const uint64_t *offsets, const uint64_t *cookies, size_t n,
-		       pid_t pid, char *err, size_t errlen)
+		       pid_t pid, bool *refused, char *err, size_t errlen)
 {
 	l->links = at_xrealloc(l->links, l->nlinks + n, sizeof(*l->links));
 	for (size_t i = 0; i < n; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .bpf_cookie = cookies[i]);
 		struct bpf_link *link;
 
+		if (refused[i])
+			continue;
 		link = bpf_program__attach_uprobe_opts(prog, pid > 0 ? pid : -1, path,
 						       (size_t)offsets[i], &opts);
 		if (!link) {
 			int e = errno;
+
+			if (e == ENOTSUPP_ERRNO || e == EINVAL || e == EILSEQ) {
+				refused[i] = true;
+				continue;
+			}
 
 			snprintf(err, errlen, "cannot attach uprobe to %s at offset 0x%" PRIx64 ": %s",
 				 path, offsets[i], strerror(e));
@@ -147,24 +157,74 @@ static int attach_each(struct at_links *l, struct bpf_program *prog, bool retpro
 	return 0;
 }
 
-int at_attach_uprobes(struct at_links *l, struct bpf_program *prog, bool retprobe,
-		      const char *path, const uint64_t *offsets, const uint64_t *cookies, size_t n,
-		      pid_t pid, char *err, size_t errlen)
+/*
+ * One site the kernel cannot probe (a lock-prefixed or otherwise refused
+ * first instruction) fails the whole uprobe_multi link. Split the set until
+ * the refused sites are isolated, and attach the rest.
+ */
+static int attach_multi(struct at_links *l, int prog_fd, bool retprobe, const char *path,
+			const uint64_t *offsets, const uint64_t *cookies, size_t n, pid_t pid,
+			bool *refused, char *err, size_t errlen)
 {
-	int fd;
+	int fd = uprobe_multi_link(prog_fd, path, offsets, cookies, n, retprobe, pid);
 
-	if (!n)
+	if (fd >= 0) {
+		l->fds = at_xrealloc(l->fds, l->nfds + 1, sizeof(*l->fds));
+		l->fds[l->nfds++] = fd;
 		return 0;
-	if (!at_features()->uprobe_multi)
-		return attach_each(l, prog, retprobe, path, offsets, cookies, n, pid, err, errlen);
-	fd = uprobe_multi_link(bpf_program__fd(prog), path, offsets, cookies, n, retprobe, pid);
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot attach %zu uprobes to %s: %s", n, path, strerror(-fd));
+	}
+	if (fd != -ENOTSUPP_ERRNO && fd != -EINVAL && fd != -EILSEQ) {
+		snprintf(err, errlen, "cannot attach %zu uprobes to %s: %s", n, path,
+			 strerror(-fd));
 		return fd;
 	}
-	l->fds = at_xrealloc(l->fds, l->nfds + 1, sizeof(*l->fds));
-	l->fds[l->nfds++] = fd;
-	return 0;
+	if (n == 1) {
+		refused[0] = true;
+		return 0;
+	}
+	fd = attach_multi(l, prog_fd, retprobe, path, offsets, cookies, n / 2, pid, refused, err,
+			  errlen);
+	if (fd)
+		return fd;
+	return attach_multi(l, prog_fd, retprobe, path, offsets + n / 2, cookies + n / 2, n - n / 2,
+			    pid, refused + n / 2, err, errlen);
+}
+
+int at_attach_uprobes(struct at_links *l, struct bpf_program *prog, bool retprobe,
+		      const char *path, const uint64_t *offsets, const uint64_t *cookies, size_t n,
+		      pid_t pid, bool *refused, char *err, size_t errlen)
+{
+	uint64_t *offs, *cks;
+	size_t *idx, m = 0;
+	bool *sub;
+	int ret;
+
+	if (!at_features()->uprobe_multi)
+		return attach_each(l, prog, retprobe, path, offsets, cookies, n, pid, refused, err,
+				   errlen);
+	/* Only the sites not refused already (by the other direction). */
+	offs = at_xcalloc(n, sizeof(*offs));
+	cks = at_xcalloc(n, sizeof(*cks));
+	idx = at_xcalloc(n, sizeof(*idx));
+	sub = at_xcalloc(n, sizeof(*sub));
+	for (size_t i = 0; i < n; i++) {
+		if (refused[i])
+			continue;
+		offs[m] = offsets[i];
+		cks[m] = cookies[i];
+		idx[m++] = i;
+	}
+	ret = m ? attach_multi(l, bpf_program__fd(prog), retprobe, path, offs, cks, m, pid, sub,
+			       err, errlen)
+		: 0;
+	for (size_t j = 0; j < m; j++)
+		if (sub[j])
+			refused[idx[j]] = true;
+	free(offs);
+	free(cks);
+	free(idx);
+	free(sub);
+	return ret;
 }
 
 void at_links_destroy(struct at_links *l)

@@ -45,12 +45,13 @@ struct at_links {
 
 /*
  * Attach prog at offsets[] of path (entry, or return with retprobe), each
- * site with its cookie. pid > 0 limits it to that process. Returns 0 or
- * -errno with err filled.
+ * site with its cookie. pid > 0 limits it to that process. Sites already
+ * marked in refused[] are skipped; sites the kernel refuses to probe are
+ * marked there and the rest attached. Returns 0 or -errno with err filled.
  */
 int at_attach_uprobes(struct at_links *l, struct bpf_program *prog, bool retprobe,
 		      const char *path, const uint64_t *offsets, const uint64_t *cookies, size_t n,
-		      pid_t pid, char *err, size_t errlen);
+		      pid_t pid, bool *refused, char *err, size_t errlen);
 void at_links_destroy(struct at_links *l);
 
 #endif

@@ -106,7 +106,7 @@ static const char *base_name(const char *path)
 
 static void print_plain(const struct at_target *t, FILE *out)
 {
-	size_t i, j, width = 6, nsstep = 0, nbins = 0;
+	size_t i, j, width = 6, nsstep = 0, nrefused = 0, nbins = 0;
 	bool multi = t->nbins > 1;
 
 	for (i = 0; i < t->nbins; i++) {
@@ -126,6 +126,7 @@ static void print_plain(const struct at_target *t, FILE *out)
 			const struct at_elf_func *f = &b->elf.funcs[b->sel[j]];
 
 			nsstep += f->entry == AT_ENTRY_SSTEP;
+			nrefused += f->entry == AT_ENTRY_REFUSED;
 			fprintf(out, "0x%016lx %8lu  %-11s  ", (unsigned long)f->addr,
 				(unsigned long)f->size, at_entry_kind_str(f->entry));
 			if (multi)
@@ -134,8 +135,11 @@ static void print_plain(const struct at_target *t, FILE *out)
 		}
 	}
 	fflush(out);
-	fprintf(stderr, "%zu function%s in %zu binar%s; %zu with single-stepped entry\n", t->nsel,
+	fprintf(stderr, "%zu function%s in %zu binar%s; %zu with single-stepped entry", t->nsel,
 		t->nsel == 1 ? "" : "s", nbins, nbins == 1 ? "y" : "ies", nsstep);
+	if (nrefused)
+		fprintf(stderr, "; %zu the kernel cannot probe", nrefused);
+	fputc('\n', stderr);
 }
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -28,6 +28,7 @@ enum at_entry_kind {
 	AT_ENTRY_UNKNOWN = 0,
 	AT_ENTRY_EMULATED = 1, /* push, call, jmp, jcc, nop: emulated, cheap */
 	AT_ENTRY_SSTEP = 2,    /* single-stepped out of line, ~20x dearer */
+	AT_ENTRY_REFUSED = 3,  /* the kernel will not probe it (lock, cs/ds prefix) */
 };
 
 struct at_symbol {

@@ -59,6 +59,8 @@ struct recorder {
 	struct at_target tgt;
 	struct coarse_bpf *skel;
 	struct at_links entry_links, return_links;
+	struct bpf_link *exec_link;
+	size_t nrefused; /* selected, but the kernel will not probe them */
 	struct at_stats_reader *stats;
 	struct at_writer *w;
 	/* In-memory copy of what the file holds, for the closing report. */
@@ -397,6 +399,28 @@ static int load_programs(struct recorder *r)
 	return 0;
 }
 
+/* Name the functions the kernel would not probe; they stay in the table uncalled. */
+static size_t warn_refused(const struct at_target_bin *tb, const bool *refused)
+{
+	char names[256] = "";
+	size_t n = 0, len = 0;
+
+	for (size_t i = 0; i < tb->nsel; i++) {
+		const char *name = tb->elf.funcs[tb->sel[i]].name;
+
+		if (!refused[i])
+			continue;
+		if (n++ < 5 && len + strlen(name) + 3 < sizeof(names))
+			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
+						len ? ", " : "", name);
+	}
+	if (n)
+		at_warn("the kernel cannot probe the first instruction of %zu function%s in %s (%s%s); "
+			"not traced",
+			n, n == 1 ? "" : "s", tb->display_path, names, n > 5 ? ", ..." : "");
+	return n;
+}
+
 /* Returns first, so that every timed call has its entry frame. */
 static int attach_all(struct recorder *r)
 {
@@ -408,25 +432,40 @@ static int attach_all(struct recorder *r)
 	uint32_t id = 0;
 	int err = 0;
 
+	if (!r->o->empty_probes) {
+		r->exec_link = bpf_program__attach(r->skel->progs.coarse_exec);
+		if (!r->exec_link) {
+			err = -errno;
+			snprintf(r->err, sizeof(r->err), "cannot attach to sched_process_exec: %s",
+				 strerror(-err));
+			return err;
+		}
+	}
+
 	for (size_t b = 0; b < r->tgt.nbins && !err; b++) {
 		const struct at_target_bin *tb = &r->tgt.bins[b];
 		uint64_t *offs = at_xcalloc(tb->nsel, sizeof(*offs));
 		uint64_t *cookies = at_xcalloc(tb->nsel, sizeof(*cookies));
+		bool *refused = at_xcalloc(tb->nsel, sizeof(*refused));
 		/* Libraries are shared by every process: keep only the -b executable's. */
 		uint64_t flags = (!pid && !tb->is_main) ? AT_COOKIE_EXE_FILTER : 0;
 
 		for (size_t i = 0; i < tb->nsel; i++) {
 			offs[i] = tb->elf.funcs[tb->sel[i]].offset;
 			cookies[i] = id++ | flags;
+			refused[i] = tb->elf.funcs[tb->sel[i]].entry == AT_ENTRY_REFUSED;
 		}
 		err = at_attach_uprobes(&r->return_links, ret, true, tb->attach_path, offs,
-					cookies, tb->nsel, pid, r->err, sizeof(r->err));
+					cookies, tb->nsel, pid, refused, r->err, sizeof(r->err));
 		if (!err)
 			err = at_attach_uprobes(&r->entry_links, entry, false, tb->attach_path,
-						offs, cookies, tb->nsel, pid, r->err,
+						offs, cookies, tb->nsel, pid, refused, r->err,
 						sizeof(r->err));
+		if (!err)
+			r->nrefused += warn_refused(tb, refused);
 		free(offs);
 		free(cookies);
+		free(refused);
 	}
 	return err;
 }
@@ -435,6 +474,8 @@ static void detach_all(struct recorder *r)
 {
 	at_links_destroy(&r->entry_links);
 	at_links_destroy(&r->return_links);
+	bpf_link__destroy(r->exec_link);
+	r->exec_link = NULL;
 }
 
 static bool timing_wanted(void)
@@ -668,6 +709,7 @@ int cmd_record(int argc, char **argv)
 	struct recorder r = {.o = &o, .go_fd = -1};
 	char *cmd_path = NULL;
 	sigset_t mask;
+	size_t nprobed;
 	int rc, sfd;
 	uint64_t t;
 
@@ -727,16 +769,17 @@ int cmd_record(int argc, char **argv)
 		at_err("timing: attach %zu functions in %.1f ms", r.tgt.nsel,
 		       (at_now_ns() - t) / 1e6);
 	r.t0 = r.last_tick = at_now_ns();
+	nprobed = r.tgt.nsel - r.nrefused;
 	if (o.cmd)
-		at_err("tracing %zu functions in %zu binar%s of command %s (pid %d)", r.tgt.nsel,
+		at_err("tracing %zu functions in %zu binar%s of command %s (pid %d)", nprobed,
 		       r.tgt.nbins, r.tgt.nbins == 1 ? "y" : "ies", o.cmd[0], (int)r.child);
 	else if (r.tgt.pid)
 		at_err("tracing %zu functions in %zu binar%s of process %d; Ctrl-C to stop",
-		       r.tgt.nsel, r.tgt.nbins, r.tgt.nbins == 1 ? "y" : "ies", (int)r.tgt.pid);
+		       nprobed, r.tgt.nbins, r.tgt.nbins == 1 ? "y" : "ies", (int)r.tgt.pid);
 	else
 		at_err("tracing %zu functions in %zu binar%s for every process running %s; "
 		       "Ctrl-C to stop",
-		       r.tgt.nsel, r.tgt.nbins, r.tgt.nbins == 1 ? "y" : "ies",
+		       nprobed, r.tgt.nbins, r.tgt.nbins == 1 ? "y" : "ies",
 		       r.tgt.bins[0].display_path);
 	release_child(&r);
 

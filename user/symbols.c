@@ -89,6 +89,16 @@ enum at_entry_kind at_classify_entry(const uint8_t *code, size_t len)
 
 	if (!code || !len)
 		return AT_ENTRY_UNKNOWN;
+	/* uprobe_init_insn() refuses lock and cs/ds-prefixed instructions. */
+	for (i = 0; i < len && i < 15; i++) {
+		if (code[i] == 0xf0 || code[i] == 0x2e || code[i] == 0x3e)
+			return AT_ENTRY_REFUSED;
+		if (code[i] != 0x66 && code[i] != 0x67 && code[i] != 0xf2 && code[i] != 0xf3 &&
+		    code[i] != 0x26 && code[i] != 0x36 && code[i] != 0x64 && code[i] != 0x65 &&
+		    !is_rex(code[i]))
+			break;
+	}
+	i = 0;
 	if (code[0] >= 0x50 && code[0] <= 0x57)
 		return AT_ENTRY_EMULATED;
 	if (len >= 2 && code[0] == 0x41 && code[1] >= 0x50 && code[1] <= 0x57)
@@ -130,6 +140,8 @@ const char *at_entry_kind_str(enum at_entry_kind k)
 		return "emulated";
 	case AT_ENTRY_SSTEP:
 		return "single-step";
+	case AT_ENTRY_REFUSED:
+		return "refused";
 	default:
 		return "unknown";
 	}

@@ -26,13 +26,6 @@
  * Order: HEADER first, then SYMBOLS and WINDOW chunks, END last; unknown
  * chunk types are skipped wherever they appear.
  */
-/*
- * Under _GNU_SOURCE, <sys/stat.h> pulls in <linux/types.h>, whose __u64
- * clashes with the one adaptrace.h defines; POSIX 2008 is all we need.
- */
-#undef _GNU_SOURCE
-#define _POSIX_C_SOURCE 200809L
-#define _DEFAULT_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -384,7 +377,7 @@ int at_writer_symbols(struct at_writer *w, const struct at_symbol *syms, size_t 
 		if (s->binary >= w->nbins)
 			return werr(w, "%s: symbol %u refers to binary %u of %zu", w->path, s->id,
 				    s->binary, w->nbins);
-		if (s->entry > AT_ENTRY_SSTEP)
+		if (s->entry > AT_ENTRY_REFUSED)
 			return werr(w, "%s: symbol %u has bad entry kind %u", w->path, s->id,
 				    s->entry);
 		put_uv(b, s->binary);
@@ -696,7 +689,7 @@ static bool dec_symbols(struct parse *ps, struct cur *c)
 		}
 		if (!get_uv(c, &s[i].addr, "address") || !get_uv(c, &s[i].size, "size") ||
 		    !get_uv(c, &s[i].offset, "offset") ||
-		    !get_u32(c, &s[i].entry, AT_ENTRY_SSTEP, "entry kind") ||
+		    !get_u32(c, &s[i].entry, AT_ENTRY_REFUSED, "entry kind") ||
 		    !get_str(c, &s[i].name, MAX_STR, "symbol name"))
 			break;
 	}

@@ -4,6 +4,7 @@
 # programs, links or perf events survive it, the traced process has its
 # original text back (no int3 left) and keeps working, and the launched
 # command inherits no BPF descriptor.
+# shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 GATED=$TARGETS/gated
@@ -40,7 +41,8 @@ target_healthy()
 	local label=$1 pid=$2
 	expect_eq "$label: target's text has no probe left" "$(text_diff "$pid" "$GATED")" 0
 	expect_eq "$label: target holds no BPF descriptor" "$(bpf_fds_of "$pid")" ""
-	sleep 0.2
+	kill -s USR1 "$pid" # starts the calls if they had not started
+	sleep 0.3
 	kill -s USR2 "$pid"
 	if wait_line "$WORK/$label.tgt.out" '^tick=[0-9]+$' 10 "$pid"; then
 		expect_cmp "$label: target kept counting" "$(kv "$WORK/$label.tgt.out" tick)" '>' 0
@@ -52,12 +54,14 @@ target_healthy()
 	expect_eq "$label: target exits 0 later" "$RC" 0
 }
 
-# traced_gated LABEL ARG...: start gated, attach "adaptrace record ARG...",
-# start ticking. Sets TGT_PID, AT_PID; the ids go to $WORK/LABEL.ids.
+# traced_gated LABEL [idle] [-b] [ARG...]: start gated, attach "adaptrace
+# record ARG..." (-p by default), start the calls unless idle. Sets TGT_PID,
+# AT_PID; the ids go to $WORK/LABEL.ids.
 traced_gated()
 {
-	local label=$1
+	local label=$1 busy=yes
 	shift
+	[ "${1:-}" = idle ] && { busy=no; shift; }
 	: >"$WORK/$label.ids"
 	if ! start_target "$WORK/$label.tgt" "$GATED"; then
 		fail "$label: gated starts"
@@ -72,9 +76,23 @@ traced_gated()
 	snapshot_ids "$WORK/$label.ids"
 	expect_cmp "$label: probes are in the target's text while tracing" \
 		"$(text_diff "$TGT_PID" "$GATED")" '>' 0
-	kill -s USR1 "$TGT_PID"
+	[ "$busy" = yes ] && kill -s USR1 "$TGT_PID"
 	sleep 0.5
 	snapshot_ids "$WORK/$label.ids"
+}
+
+# stop_tracer LABEL SIG: stop adaptrace with SIG. If it hangs, say so, then
+# stop the target's calls (a busy uprobe can hold up the kernel's detach).
+stop_tracer()
+{
+	local label=$1 sig=$2
+	if stop_pid "$AT_PID" "$sig" 10; then
+		[ "$sig" = KILL ] || expect_eq "$label: adaptrace exits 0 on SIG$sig" "$RC" 0
+		return
+	fi
+	fail "$label: adaptrace ends within 10 s of SIG$sig" "$(cat "$WORK/stuck.$AT_PID")"
+	kill -s USR2 "$TGT_PID"
+	wait_exit "$AT_PID" 20 || fail "$label: adaptrace ends once the target is idle" "$(proc_state "$AT_PID")"
 }
 
 # report_ok LABEL: the trace file is complete and readable.
@@ -84,16 +102,20 @@ report_ok()
 	expect_eq "$1: report reads the trace file" "$?" 0 || head -n 3 "$WORK/$1.json.err" | sed 's/^/#   /'
 }
 
-# 1. SIGINT and SIGTERM, -p.
+# 1. SIGINT and SIGTERM with -p, the target idle or busy calling a traced
+# function.
 for sig in INT TERM; do
-	label=sig$sig
-	if traced_gated "$label"; then
-		stop_pid "$AT_PID" "$sig"
-		expect_eq "$label: adaptrace exits 0 on SIG$sig" "$RC" 0
-		after_exit "$label" "$WORK/$label.ids"
-		report_ok "$label"
-		target_healthy "$label" "$TGT_PID"
-	fi
+	for state in idle busy; do
+		label=sig$sig.$state
+		args=()
+		[ "$state" = idle ] && args=(idle)
+		if traced_gated "$label" "${args[@]}"; then
+			stop_tracer "$label" "$sig"
+			after_exit "$label" "$WORK/$label.ids"
+			report_ok "$label"
+			target_healthy "$label" "$TGT_PID"
+		fi
+	done
 done
 
 # 2. -d: the recording ends by itself.
@@ -101,11 +123,11 @@ label=duration
 if traced_gated "$label" -d 2; then
 	if wait_exit "$AT_PID" 20; then
 		ok "$label: -d 2 ends the recording"
+		expect_eq "$label: adaptrace exits 0" "$RC" 0
 	else
 		fail "$label: -d 2 ends the recording" "still running after 20 s"
-		stop_pid "$AT_PID" INT
+		stop_tracer "$label" INT
 	fi
-	expect_eq "$label: adaptrace exits 0" "$RC" 0
 	after_exit "$label" "$WORK/$label.ids"
 	report_ok "$label"
 	target_healthy "$label" "$TGT_PID"
@@ -114,8 +136,7 @@ fi
 # 3. -b with SIGINT.
 label=binary
 if traced_gated "$label" -b; then
-	stop_pid "$AT_PID" INT
-	expect_eq "$label: adaptrace -b exits 0 on SIGINT" "$RC" 0
+	stop_tracer "$label" INT
 	after_exit "$label" "$WORK/$label.ids"
 	target_healthy "$label" "$TGT_PID"
 fi
@@ -139,7 +160,7 @@ fi
 # 5. adaptrace itself is killed with SIGKILL: the kernel must drop everything.
 label=tracer_killed
 if traced_gated "$label"; then
-	stop_pid "$AT_PID" KILL
+	stop_tracer "$label" KILL
 	after_exit "$label" "$WORK/$label.ids"
 	target_healthy "$label" "$TGT_PID"
 fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Exit status contract: CMD's status passes through; bad input is 2 with one
 # line on stderr; missing privilege is 3 with one line saying so.
+# shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 SIMPLE=$TARGETS/simple

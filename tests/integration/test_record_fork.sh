@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Processes: -b PATH traces every process running PATH, including ones
 # started after attaching (a forked and exec'ed child); -p PID only PID.
+# shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 FORKER=$TARGETS/forker

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # record -p on an already-running process: the calls counted equal exactly
 # what the process itself counted while it was traced.
+# shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 GATED=$TARGETS/gated

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # record on build variants: PIE, non-PIE, stripped (.dynsym only), and a
 # shared library added with -l by path and by name: exact call counts.
+# shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 # counts_match LABEL JSON TARGET-STDOUT: every "name=count" line is exact.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # report: the text table (columns, --sort, --top, --hist), --json with every
 # key of design.md, --events --json, and diff of a file against itself.
+# shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 DATA=$WORK/mt.data
@@ -40,14 +41,14 @@ expect_eq "report lists every function of the JSON" "$(rows "$WORK/plain.txt" | 
 report_text "report --sort calls" "$WORK/sorted.txt" --sort calls
 order=$(rows "$WORK/sorted.txt" | while read -r n; do fn "$JSON" "$n" calls; done | tr '\n' ' ')
 expect_eq "--sort calls orders rows by calls, descending" \
-	"$(printf '%s\n' $order | sort -n -r -s | tr '\n' ' ')" "$order"
+	"$(tr ' ' '\n' <<<"$order" | grep . | sort -n -r -s | tr '\n' ' ')" "$order"
 expect_eq "--sort calls: work_a (most calls) comes first" "$(rows "$WORK/sorted.txt" | head -n 1)" work_a
 
 # --sort total: total_ns does not increase.
 report_text "report --sort total" "$WORK/bytotal.txt" --sort total
 order=$(rows "$WORK/bytotal.txt" | while read -r n; do fn "$JSON" "$n" total_ns; done | tr '\n' ' ')
 expect_eq "--sort total orders rows by total, descending" \
-	"$(printf '%s\n' $order | sort -n -r -s | tr '\n' ' ')" "$order"
+	"$(tr ' ' '\n' <<<"$order" | grep . | sort -n -r -s | tr '\n' ' ')" "$order"
 
 # --top 3.
 report_text "report --top 3" "$WORK/top3.txt" --top 3
@@ -64,7 +65,7 @@ expect_cmp "--hist adds lines to the report" "$(wc -l <"$WORK/hist.txt")" '>' \
 	"$(wc -l <"$WORK/plain.txt")"
 expect_match "--hist names nap_10ms" "$(grep -vE "$bars" "$WORK/hist.txt")" 'nap_10ms'
 expect_eq "report without --hist draws no bars" \
-	"$(grep -E "$bars" "$WORK/plain.txt" | wc -l)" 0
+	"$(grep -cE "$bars" "$WORK/plain.txt")" 0
 
 # --json: every key of design.md, with its type.
 expect_eq "--json top-level keys" \

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Damaged trace files: truncated at many offsets or with one bit flipped,
 # "report" exits 2 with one line that names the byte offset, never crashes.
+# shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 DATA=$WORK/good.data
@@ -43,7 +44,9 @@ offsets=(0 1 4 7 8 9 12 16 24 32 48 64 100 $((size / 4)) $((size / 3)) $((size /
 	$((size * 2 / 3)) $((size * 3 / 4)) $((size - 100)) $((size - 16)) $((size - 8)) \
 	$((size - 4)) $((size - 1)))
 for off in $(printf '%s\n' "${offsets[@]}" | sort -n -u); do
-	[ "$off" -ge 0 ] && [ "$off" -lt "$size" ] || continue
+	if [ "$off" -lt 0 ] || [ "$off" -ge "$size" ]; then
+		continue
+	fi
 	head -c "$off" "$DATA" >"$WORK/trunc.data"
 	damaged "truncated to $off of $size bytes" "$WORK/trunc.data" "$( [ "$off" -eq 0 ] && echo any)"
 done
@@ -55,7 +58,9 @@ for i in $(seq 1 23); do
 done
 flips+=($((size - 5)) $((size - 1)))
 for off in $(printf '%s\n' "${flips[@]}" | sort -n -u); do
-	[ "$off" -ge 0 ] && [ "$off" -lt "$size" ] || continue
+	if [ "$off" -lt 0 ] || [ "$off" -ge "$size" ]; then
+		continue
+	fi
 	python3 - "$DATA" "$WORK/flip.data" "$off" <<'PY'
 import sys
 src, dst, off = sys.argv[1], sys.argv[2], int(sys.argv[3])

@@ -11,7 +11,7 @@
 #include "common.h"
 
 #define PARENT_CALLS 100
-#define CHILD_CALLS 30
+#define CHILD_CALLS  30
 
 static unsigned long n_work;
 volatile unsigned long forker_sink;

@@ -12,22 +12,36 @@
 
 #include "common.h"
 
-#define NTHREADS 4
-#define A_CALLS 1000	 /* work_a per thread */
-#define B_EVERY 4	 /* work_b on every 4th work_a: 250 per thread */
-#define NAP1_CALLS 10	 /* nap_1ms per thread */
+#define NTHREADS    4
+#define A_CALLS	    1000 /* work_a per thread */
+#define B_EVERY	    4	 /* work_b on every 4th work_a: 250 per thread */
+#define NAP1_CALLS  10	 /* nap_1ms per thread */
 #define NAP10_CALLS 2	 /* nap_10ms per thread */
-#define FAIL_CALLS 75	 /* maybe_fail per thread, every 3rd fails */
-#define REC_DEPTH 50	 /* rec levels per outermost call */
-#define REC_OUTER 2	 /* outermost rec calls (main thread) */
-#define LJ_CALLS 20	 /* lj_outer calls (main thread) */
-#define MS 1000000ULL
+#define FAIL_CALLS  75	 /* maybe_fail per thread, every 3rd fails */
+#define REC_DEPTH   50	 /* rec levels per outermost call */
+#define REC_OUTER   2	 /* outermost rec calls (main thread) */
+#define LJ_CALLS    20	 /* lj_outer calls (main thread) */
+#define MS	    1000000ULL
 
-enum { F_WORK_A, F_WORK_B, F_NAP1, F_NAP10, F_FAIL, F_FAIL_ERR, F_CONC, F_REC, F_LEAF,
-       F_LJ_OUTER, F_LJ_MID, F_LJ_INNER, F_LJ_AFTER, F_NR };
+enum {
+	F_WORK_A,
+	F_WORK_B,
+	F_NAP1,
+	F_NAP10,
+	F_FAIL,
+	F_FAIL_ERR,
+	F_CONC,
+	F_REC,
+	F_LEAF,
+	F_LJ_OUTER,
+	F_LJ_MID,
+	F_LJ_INNER,
+	F_LJ_AFTER,
+	F_NR
+};
 static const char *const names[F_NR] = {
-	"work_a",   "work_b", "nap_1ms",  "nap_10ms", "maybe_fail", "maybe_fail:errors", "conc_wait",
-	"rec",	    "leaf",   "lj_outer", "lj_mid",	  "lj_inner",	"lj_after",
+    "work_a", "work_b", "nap_1ms",  "nap_10ms", "maybe_fail", "maybe_fail:errors", "conc_wait",
+    "rec",    "leaf",	"lj_outer", "lj_mid",	"lj_inner",   "lj_after",
 };
 /*
  * Per-thread counts, summed at the end: an atomic add as the first
@@ -184,10 +198,19 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* Lower median, as a histogram quantile would pick an observed value. */
-static uint64_t median(uint64_t *v, size_t n)
+static unsigned long long median(uint64_t *v, size_t n)
 {
 	qsort(v, n, sizeof(*v), cmp_u64);
 	return v[(n - 1) / 2];
+}
+
+static unsigned long long mean(const uint64_t *v, size_t n)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		sum += v[i];
+	return sum / n;
 }
 
 int main(int argc, char **argv)
@@ -226,8 +249,10 @@ int main(int argc, char **argv)
 	}
 	for (int f = 0; f < F_NR; f++)
 		printf("%s=%lu\n", names[f], totals[f]);
-	printf("nap_1ms:p50_ns=%llu\n", (unsigned long long)median(nap1, NTHREADS * NAP1_CALLS));
-	printf("nap_10ms:p50_ns=%llu\n", (unsigned long long)median(nap10, NTHREADS * NAP10_CALLS));
+	printf("nap_1ms:mean_ns=%llu\n", mean(nap1, NTHREADS * NAP1_CALLS));
+	printf("nap_1ms:p50_ns=%llu\n", median(nap1, NTHREADS * NAP1_CALLS));
+	printf("nap_10ms:mean_ns=%llu\n", mean(nap10, NTHREADS * NAP10_CALLS));
+	printf("nap_10ms:p50_ns=%llu\n", median(nap10, NTHREADS * NAP10_CALLS));
 	printf("rec:outer_total_ns=%llu\n", (unsigned long long)rec_ns);
 	printf("lj_outer:total_ns=%llu\n", (unsigned long long)lj_ns);
 	return 0;

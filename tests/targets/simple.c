@@ -13,7 +13,7 @@
 #include "common.h"
 
 #define ALPHA_CALLS 123
-#define BETA_CALLS 45
+#define BETA_CALLS  45
 
 static unsigned long n_alpha, n_beta;
 volatile unsigned long simple_sink;

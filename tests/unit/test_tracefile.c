@@ -4,10 +4,6 @@
  * truncation, every bit flip, file creation safety, write errors.
  * "test_tracefile --seeds DIR" writes the fuzzer's seed corpus instead.
  */
-/* <sys/stat.h> under _GNU_SOURCE clashes with adaptrace.h's __u64. */
-#undef _GNU_SOURCE
-#define _POSIX_C_SOURCE 200809L
-#define _DEFAULT_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
