@@ -227,6 +227,24 @@ int at_attach_uprobes(struct at_links *l, struct bpf_program *prog, bool retprob
 	return ret;
 }
 
+void at_links_move_up(struct at_links *l)
+{
+	int top = 0;
+
+	for (size_t i = 0; i < l->nfds; i++) {
+		int fd = fcntl(l->fds[i], F_DUPFD_CLOEXEC, 1024);
+
+		if (fd < 0)
+			fd = fcntl(l->fds[i], F_DUPFD_CLOEXEC, top + 1);
+		if (fd < 0)
+			continue;
+		close(l->fds[i]);
+		l->fds[i] = fd;
+		if (fd > top)
+			top = fd;
+	}
+}
+
 void at_links_destroy(struct at_links *l)
 {
 	for (size_t i = 0; i < l->nfds; i++)

@@ -54,4 +54,11 @@ int at_attach_uprobes(struct at_links *l, struct bpf_program *prog, bool retprob
 		      pid_t pid, bool *refused, char *err, size_t errlen);
 void at_links_destroy(struct at_links *l);
 
+/*
+ * Move l's link descriptors above every descriptor now open, so that they
+ * are released first when the process dies: the kernel runs the deferred
+ * releases of an exiting task last-closed first.
+ */
+void at_links_move_up(struct at_links *l);
+
 #endif

@@ -421,13 +421,45 @@ static size_t warn_refused(const struct at_target_bin *tb, const bool *refused)
 	return n;
 }
 
-/* Returns first, so that every timed call has its entry frame. */
+/* Attach one direction of one binary's functions; ids continue from *id. */
+static int attach_binary(struct recorder *r, struct at_target_bin *tb, bool retprobe, pid_t pid,
+			 uint32_t *id)
+{
+	struct bpf_program *prog =
+		retprobe ? (r->o->empty_probes ? r->skel->progs.empty_return
+					       : r->skel->progs.coarse_return)
+			 : (r->o->empty_probes ? r->skel->progs.empty_entry
+					       : r->skel->progs.coarse_entry);
+	struct at_links *links = retprobe ? &r->return_links : &r->entry_links;
+	uint64_t *offs = at_xcalloc(tb->nsel, sizeof(*offs));
+	uint64_t *cookies = at_xcalloc(tb->nsel, sizeof(*cookies));
+	/* Libraries are shared by every process: keep only the -b executable's. */
+	uint64_t flags = (!pid && !tb->is_main) ? AT_COOKIE_EXE_FILTER : 0;
+	int err;
+
+	if (!tb->refused)
+		tb->refused = at_xcalloc(tb->nsel ? tb->nsel : 1, sizeof(*tb->refused));
+	for (size_t i = 0; i < tb->nsel; i++) {
+		offs[i] = tb->elf.funcs[tb->sel[i]].offset;
+		cookies[i] = (*id)++ | flags;
+		if (tb->elf.funcs[tb->sel[i]].entry == AT_ENTRY_REFUSED)
+			tb->refused[i] = true;
+	}
+	err = at_attach_uprobes(links, prog, retprobe, tb->attach_path, offs, cookies, tb->nsel,
+				pid, tb->refused, r->err, sizeof(r->err));
+	if (!err && !retprobe)
+		r->nrefused += warn_refused(tb, tb->refused);
+	free(offs);
+	free(cookies);
+	return err;
+}
+
+/*
+ * Returns first, so that every timed call has its entry frame. The exec
+ * tracepoint clears shadow stacks of processes that exec.
+ */
 static int attach_all(struct recorder *r)
 {
-	struct bpf_program *entry = r->o->empty_probes ? r->skel->progs.empty_entry
-						       : r->skel->progs.coarse_entry;
-	struct bpf_program *ret = r->o->empty_probes ? r->skel->progs.empty_return
-						     : r->skel->progs.coarse_return;
 	pid_t pid = r->o->cmd ? r->child : r->tgt.pid;
 	uint32_t id = 0;
 	int err = 0;
@@ -442,38 +474,29 @@ static int attach_all(struct recorder *r)
 		}
 	}
 
-	for (size_t b = 0; b < r->tgt.nbins && !err; b++) {
-		const struct at_target_bin *tb = &r->tgt.bins[b];
-		uint64_t *offs = at_xcalloc(tb->nsel, sizeof(*offs));
-		uint64_t *cookies = at_xcalloc(tb->nsel, sizeof(*cookies));
-		bool *refused = at_xcalloc(tb->nsel, sizeof(*refused));
-		/* Libraries are shared by every process: keep only the -b executable's. */
-		uint64_t flags = (!pid && !tb->is_main) ? AT_COOKIE_EXE_FILTER : 0;
-
-		for (size_t i = 0; i < tb->nsel; i++) {
-			offs[i] = tb->elf.funcs[tb->sel[i]].offset;
-			cookies[i] = id++ | flags;
-			refused[i] = tb->elf.funcs[tb->sel[i]].entry == AT_ENTRY_REFUSED;
-		}
-		err = at_attach_uprobes(&r->return_links, ret, true, tb->attach_path, offs,
-					cookies, tb->nsel, pid, refused, r->err, sizeof(r->err));
-		if (!err)
-			err = at_attach_uprobes(&r->entry_links, entry, false, tb->attach_path,
-						offs, cookies, tb->nsel, pid, refused, r->err,
-						sizeof(r->err));
-		if (!err)
-			r->nrefused += warn_refused(tb, refused);
-		free(offs);
-		free(cookies);
-		free(refused);
+	/* All return links before all entry links: see detach_all(). */
+	for (int pass = 0; pass < 2 && !err; pass++) {
+		id = 0;
+		for (size_t b = 0; b < r->tgt.nbins && !err; b++)
+			err = attach_binary(r, &r->tgt.bins[b], pass == 0, pid, &id);
 	}
+	if (!err)
+		at_links_move_up(&r->return_links);
 	return err;
 }
 
+/*
+ * Return links go first. Releasing any uprobe link waits for an SRCU grace
+ * period that calls in flight under a return probe hold, and the kernel
+ * extends that hold on every new return-probe hit on the thread: while a
+ * return probe stays attached to a hot function, another link's release
+ * can wait forever. at_links_move_up() gives them the highest descriptors
+ * so that an exit by SIGKILL releases them first too.
+ */
 static void detach_all(struct recorder *r)
 {
-	at_links_destroy(&r->entry_links);
 	at_links_destroy(&r->return_links);
+	at_links_destroy(&r->entry_links);
 	bpf_link__destroy(r->exec_link);
 	r->exec_link = NULL;
 }

@@ -204,6 +204,7 @@ static void free_bin(struct at_target_bin *b)
 	free(b->display_path);
 	at_elf_free(&b->elf);
 	free(b->sel);
+	free(b->refused);
 	memset(b, 0, sizeof(*b));
 }
 

@@ -52,6 +52,7 @@ struct at_target_bin {
 	struct at_elf elf;
 	size_t *sel; /* selected indexes into elf.funcs, ascending */
 	size_t nsel;
+	bool *refused; /* per selected function: the kernel would not probe it (record) */
 };
 
 struct at_target {
