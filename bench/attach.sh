@@ -18,12 +18,15 @@
 # the kernel, so the one-probe-at-a-time paths take ~0.1 s per probe to
 # detach; above SLOW_MAX functions (default 1000) they are not run but
 # extrapolated from the 100 and 1,000 figures (power law through the two
-# points), and the table says so.
+# points), and the table says so. A size is also skipped (and extrapolated)
+# when the smaller size predicts it would take more than SLOW_BUDGET seconds
+# (default 300; on a loaded machine the grace periods get much longer).
 #
-# Usage: bench/attach.sh [-r REPS] [-s SLOW_MAX] [-o RESULTS_DIR]
+# Usage: bench/attach.sh [-r REPS] [-s SLOW_MAX] [-b SLOW_BUDGET] [-o RESULTS_DIR]
 #   -r  repetitions of the fast (uprobe_multi) measurements, median (default 3)
 #   -s  largest function count run for the fallback and bpftrace (default 1000;
 #       10000 takes about 40 minutes per tool here)
+#   -b  seconds one slow measurement may be predicted to take (default 300)
 #   -o  also write the table to RESULTS_DIR/attach.md
 # Environment: ADAPTRACE, BPFTRACE as for run.sh. Needs root.
 set -euo pipefail
@@ -34,12 +37,13 @@ ADAPTRACE=${ADAPTRACE:-$top/adaptrace}
 BPFTRACE=${BPFTRACE:-bpftrace}
 BIN=$here/build/manyfuncs
 
-reps=3 slow_max=1000 outdir=
+reps=3 slow_max=1000 slow_budget=300 outdir=
 usage() { sed -n '/^# Usage:/,/^# Environment/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-while getopts "r:s:o:h" opt; do
-	case $opt in r) reps=$OPTARG ;; s) slow_max=$OPTARG ;; o) outdir=$OPTARG ;; *) usage ;; esac
+while getopts "r:s:b:o:h" opt; do
+	case $opt in r) reps=$OPTARG ;; s) slow_max=$OPTARG ;; b) slow_budget=$OPTARG ;;
+	o) outdir=$OPTARG ;; *) usage ;; esac
 done
-[[ $reps =~ ^[1-9][0-9]*$ && $slow_max =~ ^[0-9]+$ ]] || usage
+[[ $reps =~ ^[1-9][0-9]*$ && $slow_max =~ ^[0-9]+$ && $slow_budget =~ ^[0-9]+$ ]] || usage
 (( EUID == 0 )) || { echo "attach.sh: needs root (uprobes)" >&2; exit 3; }
 [[ -x $ADAPTRACE ]] || { echo "attach.sh: $ADAPTRACE not found: run 'make' at the top first (or set ADAPTRACE)" >&2; exit 2; }
 [[ -x $BIN ]] || make -s -C "$here" >&2
@@ -117,6 +121,7 @@ median() { tr ' ' '\n' <<<"$1" | grep -E '^[0-9.]+$' | sort -g | awk '{a[NR]=$1}
 
 declare -A A D S # attach ms, detach ms, startup ms; key "tool:n"; "~" prefix = extrapolated
 t_start=$EPOCHREALTIME
+load0=$(cut -d" " -f1-3 /proc/loadavg)
 for n in "${sizes[@]}"; do
 	as= ds=
 	for ((i = 1; i <= reps; i++)); do
@@ -127,8 +132,26 @@ for n in "${sizes[@]}"; do
 	A[multi:$n]=$(median "$as") D[multi:$n]=$(median "$ds")
 	echo "attach.sh: adaptrace uprobe_multi $n functions: attach ${A[multi:$n]} ms, detach ${D[multi:$n]} ms" >&2
 done
+# too_slow TOOL N: true if the last measured size predicts N to exceed the budget.
+too_slow() {
+	local tool=$1 n=$2 m
+	for m in 1000 100; do
+		(( m < n )) || continue
+		[[ -n ${A[$tool:$m]:-} && ${A[$tool:$m]} != - ]] || continue
+		if awk -v a="${A[$tool:$m]}" -v d="${D[$tool:$m]}" -v m="$m" -v n="$n" -v b="$slow_budget" \
+			'BEGIN{exit !((a + d) * n / m > b * 1000)}'; then
+			echo "attach.sh: $tool $n functions skipped: $m took $(awk -v a="${A[$tool:$m]}" -v d="${D[$tool:$m]}" 'BEGIN{printf "%.0f", (a+d)/1000}') s, more than $slow_budget s predicted (-b)" >&2
+			skipped+=" $tool:$n"
+			return 0
+		fi
+		return 1
+	done
+	return 1
+}
+skipped=
 for n in "${sizes[@]}"; do
 	(( n > slow_max )) && continue
+	too_slow fallback "$n" && continue
 	read -r a d <<<"$(adaptrace_once "$n" ADAPTRACE_NO_UPROBE_MULTI=1)"
 	[[ $a == fail ]] && a=- d=-
 	A[fallback:$n]=$a D[fallback:$n]=${d:--}
@@ -137,6 +160,7 @@ done
 if (( have_bpftrace )); then
 	for n in "${sizes[@]}"; do
 		(( n > slow_max )) && continue
+		too_slow bpftrace "$n" && continue
 		read -r a s d <<<"$(bpftrace_once "$n")"
 		[[ $a == fail ]] && a=- s=- d=-
 		A[bpftrace:$n]=$a S[bpftrace:$n]=${s:--} D[bpftrace:$n]=${d:--}
@@ -154,7 +178,8 @@ extrapolate() { # tool arrayname
 		[[ -n ${ref[$tool:$n]:-} && ${ref[$tool:$n]} != - && ${ref[$tool:$n]} != "~"* ]] && measured+=("$n")
 	done
 	(( ${#measured[@]} )) || return 0
-	local hi=${measured[-1]} lo=${measured[-2]:-}
+	local hi=${measured[-1]} lo=
+	(( ${#measured[@]} > 1 )) && lo=${measured[-2]}
 	for n in "${sizes[@]}"; do
 		[[ -n ${ref[$tool:$n]:-} ]] && continue
 		ref[$tool:$n]="~$(awk -v th="${ref[$tool:$hi]}" -v tl="${lo:+${ref[$tool:$lo]}}" -v hi="$hi" -v lo="${lo:-0}" -v n="$n" 'BEGIN{
@@ -181,6 +206,6 @@ fmt() { # ms value -> human, keeping the "~"
 	fi
 	echo
 	echo "\"~\" = not run, extrapolated from the two largest measured sizes (power law);" \
-		"one-probe-at-a-time paths run up to $slow_max functions (attach.sh -s to change)." \
-		"$(nproc) CPUs, kernel $(uname -r); $elapsed s in all."
+		"one-probe-at-a-time paths run up to $slow_max functions (attach.sh -s to change)${skipped:+; skipped as over the time budget:$skipped}." \
+		"$(nproc) CPUs, kernel $(uname -r); load average at start $load0; $elapsed s in all."
 } | tee ${outdir:+"$outdir/attach.md"}

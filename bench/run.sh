@@ -124,7 +124,9 @@ done
 
 echo "run.sh: ${#cfgs[@]} configurations x $runs runs, $calls top-level calls x depth $depth," \
 	"method time $mtime ns, workload pinned to CPU $cpu" >&2
+[[ -n $outdir ]] && { mkdir -p "$outdir"; rm -f "$outdir/moobench-raw.txt"; }
 t_start=$EPOCHREALTIME
+load0=$(cut -d" " -f1-3 /proc/loadavg)
 for ((i = 1; i <= runs; i++)); do
 	for c in "${cfgs[@]}"; do
 		v=$(run_one "$c" "$tmp/$c.$i.log")
@@ -134,7 +136,7 @@ for ((i = 1; i <= runs; i++)); do
 		fi
 		vals[$c]+="$v "
 		printf 'run.sh: run %d/%d %-8s %s ns/call\n' "$i" "$runs" "$c" "$v" >&2
-		[[ -n $outdir ]] && { mkdir -p "$outdir"; sed "s/^/$c run $i: /" "$tmp/$c.$i.log" >>"$outdir/moobench-raw.txt"; }
+		[[ -n $outdir ]] && { sed "s/^/$c run $i: /" "$tmp/$c.$i.log" >>"$outdir/moobench-raw.txt"; }
 	done
 done
 elapsed=$(awk -v a="$t_start" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.0f", b-a}')
@@ -177,7 +179,7 @@ label() {
 	echo "MooBench-style: monitored_method recursing $depth deep, method time $mtime ns," \
 		"$calls top-level calls ($expect_calls monitored calls) per run, first half dropped;" \
 		"ns per monitored_method call; workload pinned to CPU $cpu; $(nproc) CPUs," \
-		"kernel $(uname -r); $elapsed s in all."
+		"kernel $(uname -r); load average at start $load0; $elapsed s in all."
 	if [[ -n ${med[coarse]:-} && ${med[coarse]} != - && -n ${med[floor]:-} && ${med[floor]} != - && -n ${med[none]:-} && ${med[none]} != - ]]; then
 		awk -v c="${med[coarse]}" -v f="${med[floor]}" -v b="${med[none]}" 'BEGIN{
 			r = (c - b) / (f - b)

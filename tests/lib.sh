@@ -203,7 +203,14 @@ at_start()
 	"$ADAPTRACE" "$@" >"$prefix.out" 2>"$prefix.err" &
 	AT_PID=$!
 	track "$AT_PID"
-	wait_line "$prefix.err" '^adaptrace: tracing ' "$ATTACH_TIMEOUT" "$AT_PID"
+	wait_line "$prefix.err" '^adaptrace: tracing ' "$ATTACH_TIMEOUT" "$AT_PID" && return 0
+	# Say why in the .err file, which the callers quote.
+	if alive "$AT_PID"; then
+		echo "(no tracing line after ${ATTACH_TIMEOUT}s) $(proc_state "$AT_PID")" >>"$prefix.err"
+	else
+		echo "(adaptrace ended before tracing)" >>"$prefix.err"
+	fi
+	return 1
 }
 
 # at_run OUTPREFIX ARG...: run adaptrace in the foreground with a time limit.

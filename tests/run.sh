@@ -65,9 +65,13 @@ for f in "$BUILD"/fuzz/fuzz_*; do
 	mkdir -p "$corpus"
 	seeds=$TESTS_DIR/fuzz/corpus/${name#fuzz_}
 	[ -d "$seeds" ] && cp -r "$seeds"/. "$corpus"/
+	# Crashing inputs are kept in build/fuzz/artifacts/ for the report.
+	artifacts=$BUILD/fuzz/artifacts
+	mkdir -p "$artifacts"
 	echo "# --- fuzz/$name (${FUZZ_SECONDS}s)"
 	(cd "$TMP" && timeout -k 10 $((FUZZ_SECONDS * 3 + 60)) "$f" -max_total_time="$FUZZ_SECONDS" \
-		-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$corpus" >"$TMP/fuzz.log" 2>&1 </dev/null)
+		-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts/$name-" \
+		"$corpus" >"$TMP/fuzz.log" 2>&1 </dev/null)
 	rc=$?
 	if [ "$rc" -eq 0 ]; then
 		echo "ok - fuzz/$name: $(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$TMP/fuzz.log" |
@@ -75,8 +79,7 @@ for f in "$BUILD"/fuzz/fuzz_*; do
 		PASSED=$((PASSED + 1))
 	else
 		echo "not ok - fuzz/$name: exit status $rc"
-		grep -E 'ERROR|SUMMARY|Test unit written|==[0-9]+==' "$TMP/fuzz.log" | head -n 20 | sed 's/^/#   /'
-		tail -n 5 "$TMP/fuzz.log" | sed 's/^/#   /'
+		grep -E 'ERROR|SUMMARY|Test unit written|^ *#[0-9]+ ' "$TMP/fuzz.log" | head -n 20 | sed 's/^/#   /'
 		FAILED=$((FAILED + 1))
 	fi
 done

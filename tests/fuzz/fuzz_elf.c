@@ -36,7 +36,7 @@ static void check(int rc, const struct at_elf *e, const char *err, size_t size)
 			abort();
 		if (i && f->addr <= e->funcs[i - 1].addr)
 			abort();
-		if (f->entry > AT_ENTRY_SSTEP)
+		if (f->entry > AT_ENTRY_REFUSED)
 			abort();
 	}
 }
@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (ftruncate(memfd, 0) || pwrite(memfd, data, size, 0) != (ssize_t)size)
 		abort();
-	if (at_classify_entry(data, size < 16 ? size : 16) > AT_ENTRY_SSTEP)
+	if (at_classify_entry(data, size < 16 ? size : 16) > AT_ENTRY_REFUSED)
 		abort();
 	rc = at_elf_load(path, &e, err, sizeof(err));
 	check(rc, &e, err, size);

@@ -70,7 +70,7 @@ traced_gated()
 	local sel=(-p "$TGT_PID")
 	[ "${1:-}" = "-b" ] && { sel=(-b "$GATED"); shift; }
 	if ! at_start "$WORK/$label" record -q -o "$WORK/$label.data" "${sel[@]}" "$@"; then
-		fail "$label: tracing starts" "$(head -n 5 "$WORK/$label.err")"
+		fail "$label: tracing starts" "$(tail -n 10 "$WORK/$label.err")"
 		return 1
 	fi
 	snapshot_ids "$WORK/$label.ids"
@@ -185,5 +185,5 @@ if at_start "$WORK/$label" record -q -o "$WORK/$label.data" -- \
 	after_exit "$label" "$WORK/$label.ids"
 	report_ok "$label"
 else
-	fail "$label: tracing starts" "$(head -n 5 "$WORK/$label.err")"
+	fail "$label: tracing starts" "$(tail -n 10 "$WORK/$label.err")"
 fi

@@ -17,7 +17,7 @@ if at_start "$WORK/b" record -q -o "$WORK/b.data" -b "$FORKER"; then
 			"$(fn_sum "$WORK/b.json" fk_work calls)" 130
 	fi
 else
-	fail "-b: tracing starts" "$(head -n 5 "$WORK/b.err")"
+	fail "-b: tracing starts" "$(tail -n 10 "$WORK/b.err")"
 fi
 
 # -b also covers a process that was already running before the attach.
@@ -33,7 +33,7 @@ if start_target "$WORK/b2_tgt" "$FORKER" --wait-signal; then
 				"$(fn_sum "$WORK/b2.json" fk_work calls)" 130
 		fi
 	else
-		fail "-b (running process): tracing starts" "$(head -n 5 "$WORK/b2.err")"
+		fail "-b (running process): tracing starts" "$(tail -n 10 "$WORK/b2.err")"
 	fi
 fi
 
@@ -58,7 +58,7 @@ if start_target "$WORK/p_tgt" "$FORKER" --wait-signal; then
 				"$(fn_sum "$WORK/p.json" fk_work calls)" 100
 		fi
 	else
-		fail "-p: tracing starts" "$(head -n 5 "$WORK/p.err")"
+		fail "-p: tracing starts" "$(tail -n 10 "$WORK/p.err")"
 	fi
 else
 	fail "forker --wait-signal starts"

@@ -12,7 +12,7 @@ if ! start_target "$WORK/tgt" "$GATED"; then
 fi
 pid=$TGT_PID
 if ! at_start "$WORK/at" record -o "$WORK/pid.data" -p "$pid"; then
-	fail "-p PID: tracing starts" "$(head -n 5 "$WORK/at.err")"
+	fail "-p PID: tracing starts" "$(tail -n 10 "$WORK/at.err")"
 	exit 1
 fi
 ok "-p PID: tracing starts"

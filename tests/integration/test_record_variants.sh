@@ -54,7 +54,7 @@ if start_target "$WORK/lname_tgt" "$USER" --wait-signal; then
 			counts_match "-l NAME -p" "$WORK/lname.json" "$WORK/lname_tgt.out"
 		fi
 	else
-		fail "-l NAME -p: tracing starts" "$(head -n 5 "$WORK/lname.err")"
+		fail "-l NAME -p: tracing starts" "$(tail -n 10 "$WORK/lname.err")"
 	fi
 else
 	fail "libuser --wait-signal starts"
@@ -115,6 +115,6 @@ if start_target "$WORK/lockp_tgt" "$TARGETS/lockentry" --wait-signal; then
 		report_json "$WORK/lockp.data" "$WORK/lockp.json" &&
 			lock_check "lockentry -p" "$WORK/lockp.json" "$WORK/lockp.err"
 	else
-		fail "lockentry -p: tracing starts" "$(head -n 5 "$WORK/lockp.err")"
+		fail "lockentry -p: tracing starts" "$(tail -n 10 "$WORK/lockp.err")"
 	fi
 fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # report: the text table (columns, --sort, --top, --hist), --json with every
-# key of design.md, --events --json, and diff of a file against itself.
+# key of design.md.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
@@ -80,38 +80,3 @@ expect_eq "--json function keys and types (every function)" \
 	"string,string,number,number,number,number,number,number,number,number,number,number,object,number,number,number"
 expect_eq "--json: every function has calls >= 0 and a non-empty name" \
 	"$(jq -r '[.functions[] | select(.calls < 0 or .name == "")] | length' "$JSON")" 0
-
-# --events --json: one object per line, from a recording that forces nap_*
-# into the detail phase.
-events()
-{
-	at_run "$WORK/drec" record -q -o "$WORK/detail.data" --detail 'nap_*' -- "$TARGETS/mt"
-	expect_eq "record --detail 'nap_*' -- mt exits 0" "$RC" 0 || {
-		sed 's/^/#   stderr: /' "$WORK/drec.err" | head -n 3
-		return
-	}
-	report_json "$WORK/detail.data" "$WORK/detail.json" || return
-	timeout -k 5 60 "$ADAPTRACE" report "$WORK/detail.data" --events --json >"$WORK/events.jsonl" \
-		2>"$WORK/events.err"
-	expect_eq "report --events --json exits 0" "$?" 0 || return
-	expect_eq "--events --json: every line is one object with the design.md keys" \
-		"$(jq -r '["function", "pid", "tid", "ts_ns", "duration_ns", "args", "ret"] - keys | length == 0' \
-			"$WORK/events.jsonl" 2>&1 | sort -u | tr '\n' ' ')" "true "
-	expect_cmp "--events: nap_10ms events recorded (--detail forces them)" \
-		"$(jq -r 'select(.function == "nap_10ms") | .function' "$WORK/events.jsonl" | wc -l)" '>' 0
-	expect_cmp "--events: no more nap_10ms events than calls" \
-		"$(jq -r 'select(.function == "nap_10ms") | .function' "$WORK/events.jsonl" | wc -l)" '<=' 8
-	expect_eq "--events: nap_10ms durations are ~10 ms" \
-		"$(jq -r 'select(.function == "nap_10ms") | .duration_ns >= 9000000 and .duration_ns < 30000000' \
-			"$WORK/events.jsonl" | sort -u | tr '\n' ' ')" "true "
-	expect_eq "detail.events of nap_10ms matches the event lines" \
-		"$(fn "$WORK/detail.json" nap_10ms detail | jq -r .events)" \
-		"$(jq -r 'select(.function == "nap_10ms") | .function' "$WORK/events.jsonl" | wc -l)"
-}
-events
-
-# diff of a file against itself: nothing changed.
-timeout -k 5 60 "$ADAPTRACE" diff "$DATA" "$DATA" --json >"$WORK/diff.json" 2>"$WORK/diff.err"
-expect_eq "diff FILE FILE exits 0" "$?" 0
-expect_eq "diff FILE FILE finds no regression" \
-	"$(jq -r '[(.regressions | length), (.compared > 0)] | join(",")' "$WORK/diff.json" 2>&1)" "0,true"
