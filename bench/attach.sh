@@ -158,6 +158,8 @@ for n in "${sizes[@]}"; do
 	echo "attach.sh: adaptrace fallback $n functions: attach $a ms, detach ${d:--} ms" >&2
 done
 if (( have_bpftrace )); then
+	# Warm-up: the first bpftrace of a session loads LLVM from disk (~1 s).
+	"$BPFTRACE" -e 'BEGIN { exit(); }' >/dev/null 2>&1 || true
 	for n in "${sizes[@]}"; do
 		(( n > slow_max )) && continue
 		too_slow bpftrace "$n" && continue
@@ -187,7 +189,14 @@ extrapolate() { # tool arrayname
 			printf "%.0f", th * exp(k * log(n/hi)) }')"
 	done
 }
-for t in fallback bpftrace; do extrapolate "$t" A; extrapolate "$t" D; extrapolate "$t" S; done
+for t in fallback bpftrace; do extrapolate "$t" A; extrapolate "$t" D; done
+# bpftrace's launch-to-ready = extrapolated attach + the measured non-attach part.
+hiS=
+for n in "${sizes[@]}"; do [[ -n ${S[bpftrace:$n]:-} && ${S[bpftrace:$n]} != - ]] && hiS=$n; done
+for n in "${sizes[@]}"; do
+	[[ -n $hiS && -z ${S[bpftrace:$n]:-} && ${A[bpftrace:$n]:-} == "~"* ]] || continue
+	S[bpftrace:$n]="~$(awk -v a="${A[bpftrace:$n]#\~}" -v s="${S[bpftrace:$hiS]}" -v ah="${A[bpftrace:$hiS]}" 'BEGIN{printf "%.0f", a + s - ah}')"
+done
 
 fmt() { # ms value -> human, keeping the "~"
 	local v=$1 p=

@@ -181,8 +181,16 @@ label() {
 		"ns per monitored_method call; workload pinned to CPU $cpu; $(nproc) CPUs," \
 		"kernel $(uname -r); load average at start $load0; $elapsed s in all."
 	if [[ -n ${med[coarse]:-} && ${med[coarse]} != - && -n ${med[floor]:-} && ${med[floor]} != - && -n ${med[none]:-} && ${med[none]} != - ]]; then
-		awk -v c="${med[coarse]}" -v f="${med[floor]}" -v b="${med[none]}" 'BEGIN{
+		# Robustness checks against a machine whose speed drifts between runs:
+		# the ratio within each round (runs next to each other in time), and
+		# the ratio of the fastest runs.
+		paired=$(paste -d' ' <(tr ' ' '\n' <<<"${vals[none]}") <(tr ' ' '\n' <<<"${vals[floor]}") \
+			<(tr ' ' '\n' <<<"${vals[coarse]}") | awk 'NF==3 && $1+0==$1 && $2+0==$2 && $3+0==$3 && $2>$1 {print ($3-$1)/($2-$1)}' |
+			sort -g | awk '{a[NR]=$1} END{if(!NR)print "-"; else printf "%.2fx (%d rounds, range %.2f-%.2f)", NR%2?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2, NR, a[1], a[NR]}')
+		awk -v c="${med[coarse]}" -v f="${med[floor]}" -v b="${med[none]}" -v cl="${lo[coarse]}" -v fl="${lo[floor]}" \
+			-v bl="${lo[none]}" -v p="$paired" 'BEGIN{
 			r = (c - b) / (f - b)
-			printf "Goal (adaptrace coarse cost <= 1.15x the floor): %.2fx, %s.\n", r, r <= 1.15 ? "met" : "NOT met" }'
+			printf "Goal (adaptrace coarse cost <= 1.15x the floor): %.2fx, %s. ", r, r <= 1.15 ? "met" : "NOT met"
+			printf "Same ratio within each round, median: %s; of the fastest runs: %.2fx.\n", p, (cl - bl) / (fl - bl) }'
 	fi
 } | tee ${outdir:+"$outdir/moobench.md"}
