@@ -50,6 +50,7 @@ done
 have_bpftrace=1
 command -v "$BPFTRACE" >/dev/null || { have_bpftrace=0; echo "attach.sh: no bpftrace; its rows are skipped" >&2; }
 
+[[ -n $outdir ]] && mkdir -p "$outdir"
 tmp=$(mktemp -d /tmp/adaptrace-attach.XXXXXX)
 bt_pid=
 cleanup() {
