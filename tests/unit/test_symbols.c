@@ -13,17 +13,8 @@
 
 #include "symbols.h"
 #include "util.h"
+#include "check.h"
 
-static int passed, failed;
-
-static void check(bool ok, const char *name)
-{
-	printf("%s - %s\n", ok ? "ok" : "not ok", name);
-	if (ok)
-		passed++;
-	else
-		failed++;
-}
 
 int main(void);
 

@@ -20,17 +20,8 @@
 
 #include "tracefile.h"
 #include "util.h"
+#include "check.h"
 
-static int passed, failed;
-
-static void check(bool ok, const char *name)
-{
-	printf("%s - %s\n", ok ? "ok" : "not ok", name);
-	if (ok)
-		passed++;
-	else
-		failed++;
-}
 
 static char tmpdir[256];
 
