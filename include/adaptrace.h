@@ -16,9 +16,9 @@
  * The last bucket (2^45 ns, about 9.8 hours) absorbs everything larger.
  */
 #define AT_HIST_SUB_BITS 3
-#define AT_HIST_SUB (1 << AT_HIST_SUB_BITS)
-#define AT_HIST_MAX_POW 45
-#define AT_HIST_BUCKETS ((AT_HIST_MAX_POW - AT_HIST_SUB_BITS + 1) * AT_HIST_SUB)
+#define AT_HIST_SUB	 (1 << AT_HIST_SUB_BITS)
+#define AT_HIST_MAX_POW	 45
+#define AT_HIST_BUCKETS	 ((AT_HIST_MAX_POW - AT_HIST_SUB_BITS + 1) * AT_HIST_SUB)
 
 /* Attach cookie layout: low 32 bits function id, flags above. */
 #define AT_COOKIE_ID_MASK 0xffffffffULL
@@ -27,16 +27,16 @@
 
 /* Coarse per-function counters, one copy per CPU. */
 struct at_fstats {
-	__u64 calls;	  /* entries seen */
-	__u64 returns;	  /* entries matched with their return and timed */
-	__u64 sum_ns;	  /* sum of per-call inclusive durations */
-	__u64 total_ns;	  /* inclusive time, recursion counted once */
-	__u64 self_ns;	  /* exclusive time */
-	__u64 min_ns;	  /* 0 = none yet */
+	__u64 calls;	/* entries seen */
+	__u64 returns;	/* entries matched with their return and timed */
+	__u64 sum_ns;	/* sum of per-call inclusive durations */
+	__u64 total_ns; /* inclusive time, recursion counted once */
+	__u64 self_ns;	/* exclusive time */
+	__u64 min_ns;	/* 0 = none yet */
 	__u64 max_ns;
-	__u64 sumsq_lo;	  /* 128-bit sum of squared durations (ns^2) */
+	__u64 sumsq_lo; /* 128-bit sum of squared durations (ns^2) */
 	__u64 sumsq_hi;
-	__u64 errors;	  /* returns with a negative value */
+	__u64 errors; /* returns with a negative value */
 };
 
 /* Calls in flight across all threads; shared, updated atomically. */
@@ -61,12 +61,29 @@ static inline __u32 at_hist_bucket(__u64 v)
 
 	if (v < 2 * AT_HIST_SUB)
 		return (__u32)v;
-	if (x >> 32) { msb += 32; x >>= 32; }
-	if (x >> 16) { msb += 16; x >>= 16; }
-	if (x >> 8) { msb += 8; x >>= 8; }
-	if (x >> 4) { msb += 4; x >>= 4; }
-	if (x >> 2) { msb += 2; x >>= 2; }
-	if (x >> 1) { msb += 1; }
+	if (x >> 32) {
+		msb += 32;
+		x >>= 32;
+	}
+	if (x >> 16) {
+		msb += 16;
+		x >>= 16;
+	}
+	if (x >> 8) {
+		msb += 8;
+		x >>= 8;
+	}
+	if (x >> 4) {
+		msb += 4;
+		x >>= 4;
+	}
+	if (x >> 2) {
+		msb += 2;
+		x >>= 2;
+	}
+	if (x >> 1) {
+		msb += 1;
+	}
 	if (msb >= AT_HIST_MAX_POW)
 		return AT_HIST_BUCKETS - 1;
 	return (msb - AT_HIST_SUB_BITS + 1) * AT_HIST_SUB +

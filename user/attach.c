@@ -88,8 +88,8 @@ static int self_offset(uint64_t *off)
 static void probe_features(struct at_features *f)
 {
 	struct bpf_insn insns[] = {
-		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
-		{.code = BPF_JMP | BPF_EXIT},
+	    {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+	    {.code = BPF_JMP | BPF_EXIT},
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = AT_BPF_TRACE_UPROBE_MULTI);
 	const char *env = getenv("ADAPTRACE_NO_UPROBE_MULTI");
@@ -148,8 +148,9 @@ static int attach_each(struct at_links *l, struct bpf_program *prog, bool retpro
 				continue;
 			}
 
-			snprintf(err, errlen, "cannot attach uprobe to %s at offset 0x%" PRIx64 ": %s",
-				 path, offsets[i], strerror(e));
+			snprintf(err, errlen,
+				 "cannot attach uprobe to %s at offset 0x%" PRIx64 ": %s", path,
+				 offsets[i], strerror(e));
 			return -e;
 		}
 		l->links[l->nlinks++] = link;
@@ -190,9 +191,9 @@ static int attach_multi(struct at_links *l, int prog_fd, bool retprobe, const ch
 			    pid, refused + n / 2, err, errlen);
 }
 
-int at_attach_uprobes(struct at_links *l, struct bpf_program *prog, bool retprobe,
-		      const char *path, const uint64_t *offsets, const uint64_t *cookies, size_t n,
-		      pid_t pid, bool *refused, char *err, size_t errlen)
+int at_attach_uprobes(struct at_links *l, struct bpf_program *prog, bool retprobe, const char *path,
+		      const uint64_t *offsets, const uint64_t *cookies, size_t n, pid_t pid,
+		      bool *refused, char *err, size_t errlen)
 {
 	uint64_t *offs, *cks;
 	size_t *idx, m = 0;

@@ -17,8 +17,8 @@ struct bpf_program;
 struct bpf_link;
 
 /* Values of the kernel ABI, absent from Debian 12's headers. */
-#define AT_BPF_TRACE_UPROBE_MULTI 48
-#define AT_BPF_TRACE_UPROBE_SESSION 57
+#define AT_BPF_TRACE_UPROBE_MULTI    48
+#define AT_BPF_TRACE_UPROBE_SESSION  57
 #define AT_BPF_F_UPROBE_MULTI_RETURN 1U
 
 struct at_features {
@@ -49,9 +49,9 @@ struct at_links {
  * marked in refused[] are skipped; sites the kernel refuses to probe are
  * marked there and the rest attached. Returns 0 or -errno with err filled.
  */
-int at_attach_uprobes(struct at_links *l, struct bpf_program *prog, bool retprobe,
-		      const char *path, const uint64_t *offsets, const uint64_t *cookies, size_t n,
-		      pid_t pid, bool *refused, char *err, size_t errlen);
+int at_attach_uprobes(struct at_links *l, struct bpf_program *prog, bool retprobe, const char *path,
+		      const uint64_t *offsets, const uint64_t *cookies, size_t n, pid_t pid,
+		      bool *refused, char *err, size_t errlen);
 void at_links_destroy(struct at_links *l);
 
 /*

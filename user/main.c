@@ -34,9 +34,9 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(int, char **);
 	} cmds[] = {
-		{"list", cmd_list},
-		{"record", cmd_record},
-		{"report", cmd_report},
+	    {"list", cmd_list},
+	    {"record", cmd_record},
+	    {"report", cmd_report},
 	};
 
 	if (argc < 2) {

@@ -39,6 +39,7 @@ int at_check_privilege(char *err, size_t errlen)
 	snprintf(err, errlen,
 		 "tracing needs root: missing %s%s%s (run as root, e.g. with sudo, or grant "
 		 "CAP_BPF and CAP_PERFMON)",
-		 bpf ? "" : "CAP_BPF", !bpf && !perfmon ? " and " : "", perfmon ? "" : "CAP_PERFMON");
+		 bpf ? "" : "CAP_BPF", !bpf && !perfmon ? " and " : "",
+		 perfmon ? "" : "CAP_PERFMON");
 	return AT_EXIT_ENV;
 }

@@ -66,10 +66,10 @@ struct recorder {
 	/* In-memory copy of what the file holds, for the closing report. */
 	struct at_trace t;
 	struct at_profile_set ps;
-	pid_t child;	/* -- CMD */
+	pid_t child; /* -- CMD */
 	int child_status;
 	bool child_exited;
-	int go_fd;	/* write end of the child's start pipe */
+	int go_fd; /* write end of the child's start pipe */
 	uint64_t t0, last_tick;
 	int stop_signal;
 	enum stop_reason stop;
@@ -136,24 +136,24 @@ static void parse_opts(int argc, char **argv, struct rec_opts *o)
 {
 	enum { OPT_INTERVAL = 256, OPT_EMPTY, OPT_LATER };
 	static const struct option opts[] = {
-		{"pid", required_argument, NULL, 'p'},
-		{"binary", required_argument, NULL, 'b'},
-		{"func", required_argument, NULL, 'f'},
-		{"exclude", required_argument, NULL, 'x'},
-		{"lib", required_argument, NULL, 'l'},
-		{"output", required_argument, NULL, 'o'},
-		{"duration", required_argument, NULL, 'd'},
-		{"interval", required_argument, NULL, OPT_INTERVAL},
-		{"quiet", no_argument, NULL, 'q'},
-		{"empty-probes", no_argument, NULL, OPT_EMPTY},
-		{"usdt", required_argument, NULL, 'u'},
-		{"select", required_argument, NULL, OPT_LATER},
-		{"detail", required_argument, NULL, OPT_LATER},
-		{"args", required_argument, NULL, OPT_LATER},
-		{"budget", required_argument, NULL, OPT_LATER},
-		{"max-events", required_argument, NULL, OPT_LATER},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"pid", required_argument, NULL, 'p'},
+	    {"binary", required_argument, NULL, 'b'},
+	    {"func", required_argument, NULL, 'f'},
+	    {"exclude", required_argument, NULL, 'x'},
+	    {"lib", required_argument, NULL, 'l'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"duration", required_argument, NULL, 'd'},
+	    {"interval", required_argument, NULL, OPT_INTERVAL},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"empty-probes", no_argument, NULL, OPT_EMPTY},
+	    {"usdt", required_argument, NULL, 'u'},
+	    {"select", required_argument, NULL, OPT_LATER},
+	    {"detail", required_argument, NULL, OPT_LATER},
+	    {"args", required_argument, NULL, OPT_LATER},
+	    {"budget", required_argument, NULL, OPT_LATER},
+	    {"max-events", required_argument, NULL, OPT_LATER},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c, idx, ntargets = 0;
 
@@ -185,13 +185,14 @@ static void parse_opts(int argc, char **argv, struct rec_opts *o)
 			break;
 		case 'd':
 			if (!at_parse_seconds(optarg, &o->duration))
-				at_die(AT_EXIT_USAGE, "-d takes a positive number of seconds, not '%s'",
-				       optarg);
+				at_die(AT_EXIT_USAGE,
+				       "-d takes a positive number of seconds, not '%s'", optarg);
 			break;
 		case OPT_INTERVAL:
 			if (!at_parse_seconds(optarg, &o->interval) || o->interval < 0.01)
 				at_die(AT_EXIT_USAGE,
-				       "--interval takes seconds (at least 0.01), not '%s'", optarg);
+				       "--interval takes seconds (at least 0.01), not '%s'",
+				       optarg);
 			break;
 		case 'q':
 			o->quiet = true;
@@ -415,9 +416,10 @@ static size_t warn_refused(const struct at_target_bin *tb, const bool *refused)
 						len ? ", " : "", name);
 	}
 	if (n)
-		at_warn("the kernel cannot probe the first instruction of %zu function%s in %s (%s%s); "
-			"not traced",
-			n, n == 1 ? "" : "s", tb->display_path, names, n > 5 ? ", ..." : "");
+		at_warn(
+		    "the kernel cannot probe the first instruction of %zu function%s in %s (%s%s); "
+		    "not traced",
+		    n, n == 1 ? "" : "s", tb->display_path, names, n > 5 ? ", ..." : "");
 	return n;
 }
 
@@ -426,10 +428,9 @@ static int attach_binary(struct recorder *r, struct at_target_bin *tb, bool retp
 			 uint32_t *id)
 {
 	struct bpf_program *prog =
-		retprobe ? (r->o->empty_probes ? r->skel->progs.empty_return
-					       : r->skel->progs.coarse_return)
-			 : (r->o->empty_probes ? r->skel->progs.empty_entry
-					       : r->skel->progs.coarse_entry);
+	    retprobe
+		? (r->o->empty_probes ? r->skel->progs.empty_return : r->skel->progs.coarse_return)
+		: (r->o->empty_probes ? r->skel->progs.empty_entry : r->skel->progs.coarse_entry);
 	struct at_links *links = retprobe ? &r->return_links : &r->entry_links;
 	uint64_t *offs = at_xcalloc(tb->nsel, sizeof(*offs));
 	uint64_t *cookies = at_xcalloc(tb->nsel, sizeof(*cookies));
@@ -561,9 +562,9 @@ static void run_loop(struct recorder *r, int sfd)
 
 	while (r->stop == STOP_NONE) {
 		struct pollfd fds[3] = {
-			{.fd = sfd, .events = POLLIN},
-			{.fd = tfd, .events = POLLIN},
-			{.fd = pfd, .events = POLLIN},
+		    {.fd = sfd, .events = POLLIN},
+		    {.fd = tfd, .events = POLLIN},
+		    {.fd = pfd, .events = POLLIN},
 		};
 		int timeout = -1;
 		uint64_t now = at_now_ns();

@@ -53,7 +53,7 @@ static void fill_row(struct row *r, uint32_t id, const struct at_func_profile *p
 	r->p99 = (double)at_hist_quantile(p->hist, 0.99, c->min_ns, c->max_ns);
 }
 
-static const char *sort_keys[] = {"total", "calls", "self", "mean", "p50", "p90",
+static const char *sort_keys[] = {"total", "calls", "self",   "mean", "p50", "p90",
 				  "p99",   "max",   "errors", "name", NULL};
 
 bool at_report_sort_valid(const char *key)
@@ -145,10 +145,10 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 			c->calls, c->returns, c->total_ns, c->self_ns, rows[i].mean, rows[i].p50,
 			rows[i].p90, rows[i].p99, c->min_ns, c->max_ns,
 			c->returns && rows[i].mean > 0
-				? sqrt(fmax(c->sumsq / (double)c->returns - rows[i].mean * rows[i].mean,
-					    0)) /
-					  rows[i].mean
-				: 0.0,
+			    ? sqrt(fmax(c->sumsq / (double)c->returns - rows[i].mean * rows[i].mean,
+					0)) /
+				  rows[i].mean
+			    : 0.0,
 			c->errors, c->max_conc);
 	}
 	fprintf(f, "],\"usdt\":[],\"dropped_events\":%" PRIu64 ",\"diagnostics\":{",
@@ -249,14 +249,15 @@ static void print_table(FILE *f, const struct at_profile_set *ps, struct row *ro
 				 base_name(binary_of(t, r->id)));
 		else
 			snprintf(name, sizeof(name), "%s", t->syms[r->id].name);
-		fprintf(f, "%-*.*s %11s %9s %9s %9s %9s %9s %9s %9s %8s\n", w, w, name,
-			exact(b[0], sizeof(b[0]), c->calls),
-			at_fmt_ns(b[1], sizeof(b[1]), (double)c->total_ns),
-			at_fmt_ns(b[2], sizeof(b[2]), (double)c->self_ns),
-			at_fmt_ns(b[3], sizeof(b[3]), r->mean), at_fmt_ns(b[4], sizeof(b[4]), r->p50),
-			at_fmt_ns(b[5], sizeof(b[5]), r->p90), at_fmt_ns(b[6], sizeof(b[6]), r->p99),
-			at_fmt_ns(b[7], sizeof(b[7]), (double)c->max_ns),
-			exact(b[8], sizeof(b[8]), c->errors));
+		fprintf(
+		    f, "%-*.*s %11s %9s %9s %9s %9s %9s %9s %9s %8s\n", w, w, name,
+		    exact(b[0], sizeof(b[0]), c->calls),
+		    at_fmt_ns(b[1], sizeof(b[1]), (double)c->total_ns),
+		    at_fmt_ns(b[2], sizeof(b[2]), (double)c->self_ns),
+		    at_fmt_ns(b[3], sizeof(b[3]), r->mean), at_fmt_ns(b[4], sizeof(b[4]), r->p50),
+		    at_fmt_ns(b[5], sizeof(b[5]), r->p90), at_fmt_ns(b[6], sizeof(b[6]), r->p99),
+		    at_fmt_ns(b[7], sizeof(b[7]), (double)c->max_ns),
+		    exact(b[8], sizeof(b[8]), c->errors));
 	}
 	if (shown < n)
 		fprintf(f, "... %zu more function%s with calls (use --top to show more)\n",
@@ -321,31 +322,35 @@ void at_report_print(FILE *f, const struct at_profile_set *ps, const struct at_r
 
 static void report_usage(FILE *f)
 {
-	fputs("Usage: adaptrace report FILE [--json] [--sort KEY] [--top N] [--hist GLOB]...\n"
-	      "\n"
-	      "Print the per-function figures of a recording made by 'adaptrace record'.\n"
-	      "\n"
-	      "  --sort KEY     order rows by total (default: inclusive time, recursion counted\n"
-	      "                 once), calls, self, mean, p50, p90, p99, max, errors or name\n"
-	      "  --top N        show only the first N rows\n"
-	      "  --hist GLOB    draw the latency histogram of matching functions (repeatable)\n"
-	      "  --json         one JSON object (keys: target, duration_ns, functions[], usdt[],\n"
-	      "                 dropped_events, diagnostics)\n"
-	      "  --salvage      report what a damaged file holds before the damage\n"
-	      "\n"
-	      "Times are inclusive per call (mean, p50, p90, p99, max), from a log-linear\n"
-	      "histogram with 8 sub-buckets per power of two (12.5 % resolution). ERRORS counts\n"
-	      "returns with a negative value. Exit status: 0, or 2 for a missing or corrupt file.\n",
-	      f);
+	fputs(
+	    "Usage: adaptrace report FILE [--json] [--sort KEY] [--top N] [--hist GLOB]...\n"
+	    "\n"
+	    "Print the per-function figures of a recording made by 'adaptrace record'.\n"
+	    "\n"
+	    "  --sort KEY     order rows by total (default: inclusive time, recursion counted\n"
+	    "                 once), calls, self, mean, p50, p90, p99, max, errors or name\n"
+	    "  --top N        show only the first N rows\n"
+	    "  --hist GLOB    draw the latency histogram of matching functions (repeatable)\n"
+	    "  --json         one JSON object (keys: target, duration_ns, functions[], usdt[],\n"
+	    "                 dropped_events, diagnostics)\n"
+	    "  --salvage      report what a damaged file holds before the damage\n"
+	    "\n"
+	    "Times are inclusive per call (mean, p50, p90, p99, max), from a log-linear\n"
+	    "histogram with 8 sub-buckets per power of two (12.5 % resolution). ERRORS counts\n"
+	    "returns with a negative value. Exit status: 0, or 2 for a missing or corrupt file.\n",
+	    f);
 }
 
 int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},    {"sort", required_argument, NULL, 's'},
-		{"top", required_argument, NULL, 't'}, {"hist", required_argument, NULL, 'H'},
-		{"salvage", no_argument, NULL, 'S'}, {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"json", no_argument, NULL, 'j'},
+	    {"sort", required_argument, NULL, 's'},
+	    {"top", required_argument, NULL, 't'},
+	    {"hist", required_argument, NULL, 'H'},
+	    {"salvage", no_argument, NULL, 'S'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct at_report_opts o = {.sort = "total"};
 	bool salvage = false;

@@ -11,7 +11,7 @@
 
 /* A recording reduced to one aggregate per function. */
 struct at_profile_set {
-	const struct at_trace *t; /* header, binaries, symbols, end */
+	const struct at_trace *t;  /* header, binaries, symbols, end */
 	struct at_func_profile *p; /* t->nsyms */
 	uint64_t duration_ns;
 };

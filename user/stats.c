@@ -13,16 +13,16 @@ struct at_stats_reader {
 	int fstats_fd, hists_fd, conc_fd, diag_fd;
 	uint32_t n;
 	int ncpu;
-	struct at_fstats *raw;	  /* n * ncpu, one batch read */
-	struct at_fstats *prev;	  /* per function, summed over CPUs */
-	uint64_t *hist_raw;	  /* ncpu * AT_HIST_BUCKETS */
+	struct at_fstats *raw;	/* n * ncpu, one batch read */
+	struct at_fstats *prev; /* per function, summed over CPUs */
+	uint64_t *hist_raw;	/* ncpu * AT_HIST_BUCKETS */
 	uint64_t (*prev_hist)[AT_HIST_BUCKETS];
-	struct at_fconc *conc;	  /* n */
+	struct at_fconc *conc; /* n */
 	uint32_t *keys;
 };
 
-struct at_stats_reader *at_stats_reader_new(int fstats_fd, int hists_fd, int conc_fd,
-					    int diag_fd, uint32_t nfuncs)
+struct at_stats_reader *at_stats_reader_new(int fstats_fd, int hists_fd, int conc_fd, int diag_fd,
+					    uint32_t nfuncs)
 {
 	struct at_stats_reader *r = at_xcalloc(1, sizeof(*r));
 
@@ -66,9 +66,9 @@ static int read_array(int fd, uint32_t n, void *values, size_t value_size, uint3
 
 	while (done < n) {
 		uint32_t count = n - done;
-		int err = bpf_map_lookup_batch(fd, done ? &out_batch : NULL, &out_batch,
-					       keys + done, (char *)values + done * value_size,
-					       &count, &opts);
+		int err =
+		    bpf_map_lookup_batch(fd, done ? &out_batch : NULL, &out_batch, keys + done,
+					 (char *)values + done * value_size, &count, &opts);
 
 		done += count;
 		if (err) {
@@ -153,7 +153,8 @@ static void fill_entry(struct at_stats_reader *r, uint32_t i, const struct at_fs
 	if (now->max_ns != p->max_ns)
 		e->c.max_ns = now->max_ns;
 	else if (first < AT_HIST_BUCKETS)
-		e->c.max_ns = last + 1 < AT_HIST_BUCKETS ? at_hist_lower(last + 1) - 1 : now->max_ns;
+		e->c.max_ns =
+		    last + 1 < AT_HIST_BUCKETS ? at_hist_lower(last + 1) - 1 : now->max_ns;
 	if (e->c.max_ns > now->max_ns)
 		e->c.max_ns = now->max_ns;
 	if (now->min_ns != p->min_ns || !p->returns)

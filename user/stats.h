@@ -13,8 +13,8 @@
 
 struct at_stats_reader;
 
-struct at_stats_reader *at_stats_reader_new(int fstats_fd, int hists_fd, int conc_fd,
-					    int diag_fd, uint32_t nfuncs);
+struct at_stats_reader *at_stats_reader_new(int fstats_fd, int hists_fd, int conc_fd, int diag_fd,
+					    uint32_t nfuncs);
 void at_stats_reader_free(struct at_stats_reader *r);
 
 /*

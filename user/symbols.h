@@ -11,7 +11,7 @@
 
 struct at_elf_func {
 	char *name;
-	uint64_t addr;	 /* st_value */
+	uint64_t addr; /* st_value */
 	uint64_t size;
 	uint64_t offset; /* file offset of the first instruction (uprobe offset) */
 	enum at_entry_kind entry;
@@ -20,9 +20,9 @@ struct at_elf_func {
 
 struct at_elf {
 	char *path;
-	char build_id[65]; /* hex, "" if none */
-	bool pie;	   /* ET_DYN */
-	bool from_dynsym;  /* no .symtab: exported functions only */
+	char build_id[65];	   /* hex, "" if none */
+	bool pie;		   /* ET_DYN */
+	bool from_dynsym;	   /* no .symtab: exported functions only */
 	struct at_elf_func *funcs; /* sorted by address, aliases merged */
 	size_t nfuncs;
 };

@@ -13,7 +13,7 @@
 
 #include "model.h"
 
-#define AT_TRACE_MAGIC "ADAPTRC\0"
+#define AT_TRACE_MAGIC	 "ADAPTRC\0"
 #define AT_TRACE_VERSION 1
 
 enum at_chunk_type {
@@ -21,7 +21,7 @@ enum at_chunk_type {
 	AT_CHUNK_SYMBOLS = 2, /* function symbol table */
 	AT_CHUNK_WINDOW = 3,  /* one interval snapshot */
 	AT_CHUNK_END = 4,     /* clean end of recording */
-	/* Readers skip types they do not know. */
+			      /* Readers skip types they do not know. */
 };
 
 struct at_writer;
