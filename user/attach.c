@@ -92,12 +92,11 @@ static void probe_features(struct at_features *f)
 	    {.code = BPF_JMP | BPF_EXIT},
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = AT_BPF_TRACE_UPROBE_MULTI);
-	const char *env = getenv("ADAPTRACE_NO_UPROBE_MULTI");
 	uint64_t off, cookie = 0;
 	int prog, link;
 
 	f->probed = true;
-	if (env && *env && strcmp(env, "0"))
+	if (at_env_flag("ADAPTRACE_NO_UPROBE_MULTI"))
 		return;
 	if (self_offset(&off))
 		return;

@@ -302,8 +302,7 @@ static void describe(struct recorder *r, int argc, char **argv)
 	time_t now = time(NULL);
 	uint32_t id = 0;
 
-	snprintf(buf, sizeof(buf), "%s", AT_VERSION);
-	kv_add(t, "tool_version", buf);
+	kv_add(t, "tool_version", AT_VERSION);
 	uname(&u);
 	kv_add(t, "kernel", u.release);
 	kv_add(t, "hostname", u.nodename);
@@ -367,7 +366,7 @@ static int load_programs(struct recorder *r)
 	struct stat st;
 	int err;
 
-	if (!getenv("ADAPTRACE_DEBUG"))
+	if (!at_env_flag("ADAPTRACE_DEBUG"))
 		libbpf_set_print(NULL);
 	s = coarse_bpf__open();
 	if (!s) {
@@ -500,13 +499,6 @@ static void detach_all(struct recorder *r)
 	at_links_destroy(&r->entry_links);
 	bpf_link__destroy(r->exec_link);
 	r->exec_link = NULL;
-}
-
-static bool timing_wanted(void)
-{
-	const char *e = getenv("ADAPTRACE_TIMING");
-
-	return e && *e && strcmp(e, "0");
 }
 
 /* Snapshot the maps into one window, write it and fold it into the report. */
@@ -666,7 +658,7 @@ static int finish(struct recorder *r)
 	int rc = AT_EXIT_OK;
 
 	detach_all(r);
-	if (timing_wanted())
+	if (at_env_flag("ADAPTRACE_TIMING"))
 		at_err("timing: detach in %.1f ms", (at_now_ns() - t) / 1e6);
 	if (r->stop != STOP_WRITE_ERROR && tick(r, at_now_ns()))
 		r->stop = STOP_WRITE_ERROR;
@@ -790,7 +782,7 @@ int cmd_record(int argc, char **argv)
 			return fail(&r, AT_EXIT_ENV);
 		return fail(&r, rc == -ENOENT || rc == -EINVAL ? AT_EXIT_USAGE : AT_EXIT_ENV);
 	}
-	if (timing_wanted())
+	if (at_env_flag("ADAPTRACE_TIMING"))
 		at_err("timing: attach %zu functions in %.1f ms", r.tgt.nsel,
 		       (at_now_ns() - t) / 1e6);
 	r.t0 = r.last_tick = at_now_ns();

@@ -37,21 +37,11 @@ void at_profile_set_free(struct at_profile_set *ps)
 /* Derived per-function figures, computed once for sorting and output. */
 struct row {
 	uint32_t id;
+	const char *name;
 	const struct at_func_profile *p;
-	double mean, p50, p90, p99;
+	double mean, p50, p90, p99, cov;
+	double key; /* the --sort value; rows sort by it descending, then by name */
 };
-
-static void fill_row(struct row *r, uint32_t id, const struct at_func_profile *p)
-{
-	const struct at_counts *c = &p->c;
-
-	r->id = id;
-	r->p = p;
-	r->mean = c->returns ? (double)c->sum_ns / (double)c->returns : 0;
-	r->p50 = (double)at_hist_quantile(p->hist, 0.50, c->min_ns, c->max_ns);
-	r->p90 = (double)at_hist_quantile(p->hist, 0.90, c->min_ns, c->max_ns);
-	r->p99 = (double)at_hist_quantile(p->hist, 0.99, c->min_ns, c->max_ns);
-}
 
 static const char *sort_keys[] = {"total", "calls", "self",   "mean", "p50", "p90",
 				  "p99",   "max",   "errors", "name", NULL};
@@ -64,44 +54,56 @@ bool at_report_sort_valid(const char *key)
 	return false;
 }
 
-static const char *g_sort;
-static const struct at_symbol *g_syms;
-
-static double sort_value(const struct row *r)
+static double sort_value(const struct row *r, const char *sort)
 {
 	const struct at_counts *c = &r->p->c;
 
-	if (!strcmp(g_sort, "calls"))
+	if (!strcmp(sort, "name"))
+		return 0; /* ties everywhere: the name decides */
+	if (!strcmp(sort, "calls"))
 		return (double)c->calls;
-	if (!strcmp(g_sort, "self"))
+	if (!strcmp(sort, "self"))
 		return (double)c->self_ns;
-	if (!strcmp(g_sort, "mean"))
+	if (!strcmp(sort, "mean"))
 		return r->mean;
-	if (!strcmp(g_sort, "p50"))
+	if (!strcmp(sort, "p50"))
 		return r->p50;
-	if (!strcmp(g_sort, "p90"))
+	if (!strcmp(sort, "p90"))
 		return r->p90;
-	if (!strcmp(g_sort, "p99"))
+	if (!strcmp(sort, "p99"))
 		return r->p99;
-	if (!strcmp(g_sort, "max"))
+	if (!strcmp(sort, "max"))
 		return (double)c->max_ns;
-	if (!strcmp(g_sort, "errors"))
+	if (!strcmp(sort, "errors"))
 		return (double)c->errors;
 	return (double)c->total_ns;
+}
+
+static void fill_row(struct row *r, const struct at_trace *t, uint32_t id,
+		     const struct at_func_profile *p, const char *sort)
+{
+	const struct at_counts *c = &p->c;
+	double var;
+
+	r->id = id;
+	r->name = t->syms[id].name;
+	r->p = p;
+	r->mean = c->returns ? (double)c->sum_ns / (double)c->returns : 0;
+	r->p50 = (double)at_hist_quantile(p->hist, 0.50, c->min_ns, c->max_ns);
+	r->p90 = (double)at_hist_quantile(p->hist, 0.90, c->min_ns, c->max_ns);
+	r->p99 = (double)at_hist_quantile(p->hist, 0.99, c->min_ns, c->max_ns);
+	var = c->returns ? c->sumsq / (double)c->returns - r->mean * r->mean : 0;
+	r->cov = r->mean > 0 ? sqrt(fmax(var, 0)) / r->mean : 0;
+	r->key = sort_value(r, sort);
 }
 
 static int cmp_rows(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
-	double vx, vy;
 
-	if (!strcmp(g_sort, "name"))
-		return strcmp(g_syms[x->id].name, g_syms[y->id].name);
-	vx = sort_value(x);
-	vy = sort_value(y);
-	if (vx != vy)
-		return vx < vy ? 1 : -1;
-	return strcmp(g_syms[x->id].name, g_syms[y->id].name);
+	if (x->key != y->key)
+		return x->key < y->key ? 1 : -1;
+	return strcmp(x->name, y->name);
 }
 
 static const char *base_name(const char *path)
@@ -143,13 +145,8 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 			",\"cov\":%.4f,\"errors\":%" PRIu64 ",\"max_concurrency\":%" PRIu64
 			",\"detail\":{\"events\":0,\"dropped\":0,\"rate\":0}}",
 			c->calls, c->returns, c->total_ns, c->self_ns, rows[i].mean, rows[i].p50,
-			rows[i].p90, rows[i].p99, c->min_ns, c->max_ns,
-			c->returns && rows[i].mean > 0
-			    ? sqrt(fmax(c->sumsq / (double)c->returns - rows[i].mean * rows[i].mean,
-					0)) /
-				  rows[i].mean
-			    : 0.0,
-			c->errors, c->max_conc);
+			rows[i].p90, rows[i].p99, c->min_ns, c->max_ns, rows[i].cov, c->errors,
+			c->max_conc);
 	}
 	fprintf(f, "],\"usdt\":[],\"dropped_events\":%" PRIu64 ",\"diagnostics\":{",
 		t->has_end ? t->end.dropped_events : 0);
@@ -300,9 +297,7 @@ void at_report_print(FILE *f, const struct at_profile_set *ps, const struct at_r
 
 	for (uint32_t i = 0; i < t->nsyms; i++)
 		if (ps->p[i].c.calls || ps->p[i].c.returns)
-			fill_row(&rows[n++], i, &ps->p[i]);
-	g_sort = o->sort ? o->sort : "total";
-	g_syms = t->syms;
+			fill_row(&rows[n++], t, i, &ps->p[i], o->sort ? o->sort : "total");
 	qsort(rows, n, sizeof(*rows), cmp_rows);
 	shown = o->top > 0 && (size_t)o->top < n ? (size_t)o->top : n;
 	if (o->json) {

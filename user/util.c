@@ -157,6 +157,13 @@ char *at_fmt_count(char *buf, size_t len, uint64_t n)
 	return buf;
 }
 
+bool at_env_flag(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0");
+}
+
 bool at_parse_seconds(const char *s, double *out)
 {
 	char *end;

@@ -44,6 +44,9 @@ char *at_fmt_ns(char *buf, size_t len, double ns);
 /* Human count like "12.3M" into buf; returns buf. */
 char *at_fmt_count(char *buf, size_t len, uint64_t n);
 
+/* An environment switch: set, not empty and not "0". */
+bool at_env_flag(const char *name);
+
 /* Parse a strictly positive number of seconds ("1", "0.5"); false if bad. */
 bool at_parse_seconds(const char *s, double *out);
 
