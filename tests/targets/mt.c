@@ -217,7 +217,7 @@ int main(int argc, char **argv)
 {
 	static struct thread_res res[NTHREADS];
 	uint64_t nap1[NTHREADS * NAP1_CALLS], nap10[NTHREADS * NAP10_CALLS];
-	uint64_t t, rec_ns = 0, lj_ns = 0;
+	uint64_t t, d, rec_ns = 0, rec_max_ns = 0, lj_ns = 0;
 	pthread_t tid[NTHREADS];
 
 	if (has_arg(argc, argv, "--wait-signal"))
@@ -237,7 +237,10 @@ int main(int argc, char **argv)
 	for (int i = 0; i < REC_OUTER; i++) {
 		t = now_ns();
 		rec(REC_DEPTH);
-		rec_ns += now_ns() - t;
+		d = now_ns() - t;
+		rec_ns += d;
+		if (d > rec_max_ns)
+			rec_max_ns = d;
 	}
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(tid[i], NULL);
@@ -254,6 +257,7 @@ int main(int argc, char **argv)
 	printf("nap_10ms:mean_ns=%llu\n", mean(nap10, NTHREADS * NAP10_CALLS));
 	printf("nap_10ms:p50_ns=%llu\n", median(nap10, NTHREADS * NAP10_CALLS));
 	printf("rec:outer_total_ns=%llu\n", (unsigned long long)rec_ns);
+	printf("rec:outer_max_ns=%llu\n", (unsigned long long)rec_max_ns);
 	printf("lj_outer:total_ns=%llu\n", (unsigned long long)lj_ns);
 	return 0;
 }
