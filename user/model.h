@@ -31,8 +31,19 @@ enum at_entry_kind {
 	AT_ENTRY_REFUSED = 3,  /* the kernel will not probe it (lock, cs/ds prefix) */
 };
 
+/*
+ * What a row of the symbol table stands for. Functions and USDT rows share
+ * one table, so windows, report, diff and relevance treat them alike.
+ */
+enum at_symbol_kind {
+	AT_SYM_FUNC = 0,     /* a function: uprobe entry + return */
+	AT_SYM_USDT = 1,     /* a USDT probe, counted as a whole */
+	AT_SYM_USDT_KEY = 2, /* one key of a keyed USDT probe, found while recording */
+};
+
 struct at_symbol {
 	uint32_t id;	 /* index in the symbol table; the BPF cookie */
+	uint32_t kind;	 /* enum at_symbol_kind */
 	uint32_t binary; /* index in the binaries table */
 	uint64_t addr;	 /* st_value */
 	uint64_t size;
@@ -82,6 +93,58 @@ struct at_end {
 	uint64_t dropped_events;
 	uint64_t diag[AT_DIAG_NR];
 	char *reason; /* why the recording stopped */
+};
+
+/* How a captured argument was decoded (--args); raw registers otherwise. */
+enum at_arg_type {
+	AT_ARG_RAW = 0, /* a 64-bit register, undeclared */
+	AT_ARG_INT = 1,
+	AT_ARG_UINT = 2,
+	AT_ARG_PTR = 3,
+	AT_ARG_STR = 4, /* str holds the bytes read, bounded */
+};
+
+#define AT_MAX_ARGS 6
+
+struct at_arg {
+	uint32_t type; /* enum at_arg_type */
+	bool truncated; /* AT_ARG_STR: the string was longer than captured */
+	uint64_t v;	/* the register's value (for strings: the pointer) */
+	char *str;	/* AT_ARG_STR only, NUL-terminated; NULL if unreadable */
+};
+
+/* One sampled call from the detail phase. */
+struct at_event {
+	uint64_t ts_ns; /* entry time, relative to the recording's start */
+	uint32_t pid, tid, cpu;
+	uint32_t id; /* symbol id */
+	uint64_t duration_ns;
+	int64_t ret;
+	uint32_t nargs;
+	struct at_arg args[AT_MAX_ARGS];
+};
+
+/* A change of the detail selection or of a sampling rate, with its reason. */
+enum at_sel_what {
+	AT_SEL_ENTER = 1, /* function entered the detail phase */
+	AT_SEL_LEAVE = 2, /* function left it */
+	AT_SEL_RATE = 3,  /* its sampling rate changed */
+};
+
+struct at_sel_change {
+	uint64_t ts_ns; /* relative to the recording's start */
+	uint32_t id;	/* symbol id */
+	uint32_t what;	/* enum at_sel_what */
+	double rate;	/* rate after the change (0..1) */
+	char *reason;	/* one line, human readable */
+};
+
+/* Detail-phase totals of one function over a recording. */
+struct at_detail_stats {
+	uint32_t id;
+	uint64_t events;  /* written to the trace file */
+	uint64_t dropped; /* ring-buffer reservations that failed */
+	double rate;	  /* last sampling rate */
 };
 
 /* Aggregate of one function over a whole recording. */

@@ -21,7 +21,11 @@ enum at_chunk_type {
 	AT_CHUNK_SYMBOLS = 2, /* function symbol table */
 	AT_CHUNK_WINDOW = 3,  /* one interval snapshot */
 	AT_CHUNK_END = 4,     /* clean end of recording */
-			      /* Readers skip types they do not know. */
+	/*
+	 * Readers skip types they do not know. Reserved ranges, one per
+	 * concern: 5-9 USDT, 10-19 detail phase (events, selection log,
+	 * detail stats), 20-29 diff/export.
+	 */
 };
 
 struct at_writer;
@@ -56,6 +60,12 @@ struct at_trace {
 	size_t nsyms;
 	struct at_window *wins;
 	size_t nwins;
+	struct at_event *events; /* detail phase, in file order */
+	size_t nevents;
+	struct at_sel_change *sel; /* selection and rate log */
+	size_t nsel;
+	struct at_detail_stats *dstats; /* per function, last seen */
+	size_t ndstats;
 	bool has_end; /* false: the recorder did not finish (killed) */
 	struct at_end end;
 	size_t nunknown; /* chunks of unknown type, skipped */
