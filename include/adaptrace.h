@@ -102,4 +102,43 @@ static inline __u64 at_hist_lower(__u32 b)
 	return (1ULL << pow) + ((__u64)sub << (pow - AT_HIST_SUB_BITS));
 }
 
+/*
+ * Detail phase (bpf/detail.bpf.c): one ring-buffer event per sampled call.
+ * Up to AT_DETAIL_NSTR arguments declared as strings are read at entry, at
+ * most AT_DETAIL_STRLEN - 1 bytes each; a longer string is cut and flagged.
+ */
+#define AT_DETAIL_NARGS	   6
+#define AT_DETAIL_NSTR	   2
+#define AT_DETAIL_STRLEN   64
+#define AT_DETAIL_DEPTH	   16 /* sampled calls in flight per thread; power of two */
+#define AT_DETAIL_NO_STR   0xff
+#define AT_DETAIL_RATE_ALL 0xffffffffU /* threshold: every call */
+
+/* Per-function configuration, set by the loader. */
+struct at_dconf {
+	__u32 threshold; /* sampled if prandom < threshold; 0 = off, ALL = every call */
+	__u8 str_arg[AT_DETAIL_NSTR]; /* argument index read as a string, or NO_STR */
+	__u8 pad[2];
+};
+
+/* Per-function, per-CPU detail counters: events + dropped == sampled. */
+struct at_dcount {
+	__u64 sampled;	/* calls the Bernoulli draw picked */
+	__u64 dropped;	/* picked, but the ring-buffer reservation failed */
+	__u64 no_frame; /* picked, but AT_DETAIL_DEPTH calls were already in flight */
+};
+
+struct at_devent {
+	__u64 ts_ns; /* entry, bpf_ktime_get_ns() */
+	__u64 duration_ns;
+	__u64 ret;
+	__u64 args[AT_DETAIL_NARGS];
+	__u32 pid, tid, cpu, id;
+	__u8 str_arg[AT_DETAIL_NSTR]; /* as in at_dconf */
+	__u8 truncated;		      /* bit i: string slot i was cut */
+	__u8 unreadable;	      /* bit i: string slot i could not be read */
+	__u8 pad[4];
+	char str[AT_DETAIL_NSTR][AT_DETAIL_STRLEN];
+};
+
 #endif

@@ -32,14 +32,15 @@ struct link_create_uprobe_multi {
 };
 
 static int uprobe_multi_link(int prog_fd, const char *path, const uint64_t *offsets,
-			     const uint64_t *cookies, size_t n, bool retprobe, pid_t pid)
+			     const uint64_t *cookies, size_t n, bool retprobe, pid_t pid,
+			     uint32_t attach_type)
 {
 	struct link_create_uprobe_multi attr;
 	int fd;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.prog_fd = prog_fd;
-	attr.attach_type = AT_BPF_TRACE_UPROBE_MULTI;
+	attr.attach_type = attach_type;
 	attr.path = (uint64_t)(uintptr_t)path;
 	attr.offsets = (uint64_t)(uintptr_t)offsets;
 	attr.cookies = (uint64_t)(uintptr_t)cookies;
@@ -61,7 +62,7 @@ __attribute__((noinline)) int at_feature_probe_site(int x)
 }
 
 /* File offset of one of our own functions, from /proc/self/maps. */
-static int self_offset(uint64_t *off)
+int at_self_offset(uint64_t *off)
 {
 	uintptr_t addr = (uintptr_t)&at_feature_probe_site;
 	char line[512];
@@ -98,12 +99,13 @@ static void probe_features(struct at_features *f)
 	f->probed = true;
 	if (at_env_flag("ADAPTRACE_NO_UPROBE_MULTI"))
 		return;
-	if (self_offset(&off))
+	if (at_self_offset(&off))
 		return;
 	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "at_feat", "GPL", insns, 2, &opts);
 	if (prog < 0)
 		return;
-	link = uprobe_multi_link(prog, "/proc/self/exe", &off, &cookie, 1, false, getpid());
+	link = uprobe_multi_link(prog, "/proc/self/exe", &off, &cookie, 1, false, getpid(),
+				 AT_BPF_TRACE_UPROBE_MULTI);
 	if (link >= 0) {
 		f->uprobe_multi = true;
 		close(link);
@@ -164,9 +166,9 @@ static int attach_each(struct at_links *l, struct bpf_program *prog, bool retpro
  */
 static int attach_multi(struct at_links *l, int prog_fd, bool retprobe, const char *path,
 			const uint64_t *offsets, const uint64_t *cookies, size_t n, pid_t pid,
-			bool *refused, char *err, size_t errlen)
+			bool *refused, char *err, size_t errlen, uint32_t type)
 {
-	int fd = uprobe_multi_link(prog_fd, path, offsets, cookies, n, retprobe, pid);
+	int fd = uprobe_multi_link(prog_fd, path, offsets, cookies, n, retprobe, pid, type);
 
 	if (fd >= 0) {
 		l->fds = at_xrealloc(l->fds, l->nfds + 1, sizeof(*l->fds));
@@ -183,25 +185,22 @@ static int attach_multi(struct at_links *l, int prog_fd, bool retprobe, const ch
 		return 0;
 	}
 	fd = attach_multi(l, prog_fd, retprobe, path, offsets, cookies, n / 2, pid, refused, err,
-			  errlen);
+			  errlen, type);
 	if (fd)
 		return fd;
 	return attach_multi(l, prog_fd, retprobe, path, offsets + n / 2, cookies + n / 2, n - n / 2,
-			    pid, refused + n / 2, err, errlen);
+			    pid, refused + n / 2, err, errlen, type);
 }
 
-int at_attach_uprobes(struct at_links *l, struct bpf_program *prog, bool retprobe, const char *path,
-		      const uint64_t *offsets, const uint64_t *cookies, size_t n, pid_t pid,
-		      bool *refused, char *err, size_t errlen)
+static int attach_sites(struct at_links *l, struct bpf_program *prog, bool retprobe,
+			const char *path, const uint64_t *offsets, const uint64_t *cookies,
+			size_t n, pid_t pid, bool *refused, char *err, size_t errlen, uint32_t type)
 {
 	uint64_t *offs, *cks;
 	size_t *idx, m = 0;
 	bool *sub;
 	int ret;
 
-	if (!at_features()->uprobe_multi)
-		return attach_each(l, prog, retprobe, path, offsets, cookies, n, pid, refused, err,
-				   errlen);
 	/* Only the sites not refused already (by the other direction). */
 	offs = at_xcalloc(n, sizeof(*offs));
 	cks = at_xcalloc(n, sizeof(*cks));
@@ -215,7 +214,7 @@ int at_attach_uprobes(struct at_links *l, struct bpf_program *prog, bool retprob
 		idx[m++] = i;
 	}
 	ret = m ? attach_multi(l, bpf_program__fd(prog), retprobe, path, offs, cks, m, pid, sub,
-			       err, errlen)
+			       err, errlen, type)
 		: 0;
 	for (size_t j = 0; j < m; j++)
 		if (sub[j])
@@ -225,6 +224,25 @@ int at_attach_uprobes(struct at_links *l, struct bpf_program *prog, bool retprob
 	free(idx);
 	free(sub);
 	return ret;
+}
+
+int at_attach_uprobes(struct at_links *l, struct bpf_program *prog, bool retprobe, const char *path,
+		      const uint64_t *offsets, const uint64_t *cookies, size_t n, pid_t pid,
+		      bool *refused, char *err, size_t errlen)
+{
+	if (!at_features()->uprobe_multi)
+		return attach_each(l, prog, retprobe, path, offsets, cookies, n, pid, refused, err,
+				   errlen);
+	return attach_sites(l, prog, retprobe, path, offsets, cookies, n, pid, refused, err, errlen,
+			    AT_BPF_TRACE_UPROBE_MULTI);
+}
+
+int at_attach_session(struct at_links *l, struct bpf_program *prog, const char *path,
+		      const uint64_t *offsets, const uint64_t *cookies, size_t n, pid_t pid,
+		      bool *refused, char *err, size_t errlen)
+{
+	return attach_sites(l, prog, false, path, offsets, cookies, n, pid, refused, err, errlen,
+			    AT_BPF_TRACE_UPROBE_SESSION);
 }
 
 void at_links_move_up(struct at_links *l)

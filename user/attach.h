@@ -55,6 +55,20 @@ int at_attach_uprobes(struct at_links *l, struct bpf_program *prog, bool retprob
 void at_links_destroy(struct at_links *l);
 
 /*
+ * Same with a uprobe session link (6.13+): prog, loaded with expected
+ * attach type AT_BPF_TRACE_UPROBE_SESSION, sees entry and return. No
+ * per-site fallback: the caller probes for it and uses entry/return links.
+ */
+int at_attach_session(struct at_links *l, struct bpf_program *prog, const char *path,
+		      const uint64_t *offsets, const uint64_t *cookies, size_t n, pid_t pid,
+		      bool *refused, char *err, size_t errlen);
+
+/* File offset of a function of adaptrace itself, for feature probes. */
+int at_self_offset(uint64_t *off);
+/* That function: calling it hits probes placed at at_self_offset(). */
+int at_feature_probe_site(int x);
+
+/*
  * Move l's link descriptors above every descriptor now open, so that they
  * are released first when the process dies: the kernel runs the deferred
  * releases of an exiting task last-closed first.

@@ -107,7 +107,7 @@ enum at_arg_type {
 #define AT_MAX_ARGS 6
 
 struct at_arg {
-	uint32_t type; /* enum at_arg_type */
+	uint32_t type;	/* enum at_arg_type */
 	bool truncated; /* AT_ARG_STR: the string was longer than captured */
 	uint64_t v;	/* the register's value (for strings: the pointer) */
 	char *str;	/* AT_ARG_STR only, NUL-terminated; NULL if unreadable */
@@ -142,9 +142,12 @@ struct at_sel_change {
 /* Detail-phase totals of one function over a recording. */
 struct at_detail_stats {
 	uint32_t id;
-	uint64_t events;  /* written to the trace file */
-	uint64_t dropped; /* ring-buffer reservations that failed */
-	double rate;	  /* last sampling rate */
+	uint64_t events;       /* written to the trace file */
+	uint64_t dropped;      /* ring-buffer reservations that failed */
+	double rate;	       /* last sampling rate */
+	uint64_t sampled;      /* calls the draw picked: events + dropped (+ no room) */
+	uint32_t ncpus;	       /* dropped_cpu[] entries */
+	uint64_t *dropped_cpu; /* reservations that failed, per CPU */
 };
 
 /* Aggregate of one function over a whole recording. */

@@ -28,6 +28,7 @@
 #include "attach.h"
 #include "coarse.skel.h"
 #include "commands.h"
+#include "detailctl.h"
 #include "privilege.h"
 #include "report.h"
 #include "stats.h"
@@ -43,6 +44,7 @@ struct rec_opts {
 	double interval;
 	bool quiet;
 	bool empty_probes; /* benchmark floor: empty programs, no file figures */
+	struct at_dctl_opts dopt;
 };
 
 /* Why the main loop stopped. */
@@ -62,6 +64,7 @@ struct recorder {
 	struct bpf_link *exec_link;
 	size_t nrefused; /* selected, but the kernel will not probe them */
 	struct at_stats_reader *stats;
+	struct at_dctl *dctl; /* detail phase; NULL when off */
 	struct at_writer *w;
 	/* In-memory copy of what the file holds, for the closing report. */
 	struct at_trace t;
@@ -132,9 +135,33 @@ static void not_yet(const char *opt)
 	at_die(AT_EXIT_USAGE, "%s is not available in this version of adaptrace", opt);
 }
 
+/* A finite number in [lo, hi], the whole string. */
+static bool parse_number(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= lo && v <= hi))
+		return false;
+	*out = v;
+	return true;
+}
+
 static void parse_opts(int argc, char **argv, struct rec_opts *o)
 {
-	enum { OPT_INTERVAL = 256, OPT_EMPTY, OPT_LATER };
+	enum {
+		OPT_INTERVAL = 256,
+		OPT_EMPTY,
+		OPT_SELECT,
+		OPT_DETAIL,
+		OPT_ARGS,
+		OPT_BUDGET,
+		OPT_MAXEV,
+		OPT_DRATE,
+		OPT_RINGBUF,
+	};
 	static const struct option opts[] = {
 	    {"pid", required_argument, NULL, 'p'},
 	    {"binary", required_argument, NULL, 'b'},
@@ -147,11 +174,13 @@ static void parse_opts(int argc, char **argv, struct rec_opts *o)
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"empty-probes", no_argument, NULL, OPT_EMPTY},
 	    {"usdt", required_argument, NULL, 'u'},
-	    {"select", required_argument, NULL, OPT_LATER},
-	    {"detail", required_argument, NULL, OPT_LATER},
-	    {"args", required_argument, NULL, OPT_LATER},
-	    {"budget", required_argument, NULL, OPT_LATER},
-	    {"max-events", required_argument, NULL, OPT_LATER},
+	    {"select", required_argument, NULL, OPT_SELECT},
+	    {"detail", required_argument, NULL, OPT_DETAIL},
+	    {"args", required_argument, NULL, OPT_ARGS},
+	    {"budget", required_argument, NULL, OPT_BUDGET},
+	    {"max-events", required_argument, NULL, OPT_MAXEV},
+	    {"detail-rate", required_argument, NULL, OPT_DRATE},
+	    {"ringbuf-size", required_argument, NULL, OPT_RINGBUF},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -203,9 +232,47 @@ static void parse_opts(int argc, char **argv, struct rec_opts *o)
 		case 'u':
 			not_yet("-u (USDT probes)");
 			break;
-		case OPT_LATER:
-			not_yet(opts[idx].name);
+		case OPT_SELECT:
+			o->dopt.select = optarg;
 			break;
+		case OPT_DETAIL:
+			at_strv_push(&o->dopt.detail, optarg);
+			break;
+		case OPT_ARGS:
+			at_strv_push(&o->dopt.args, optarg);
+			break;
+		case OPT_BUDGET:
+			if (!parse_number(optarg, 0.01, 100, &o->dopt.budget_pct))
+				at_die(AT_EXIT_USAGE,
+				       "--budget takes a percentage between 0.01 and 100, not '%s'",
+				       optarg);
+			break;
+		case OPT_MAXEV: {
+			double v;
+
+			if (!parse_number(optarg, 1, 1e12, &v))
+				at_die(AT_EXIT_USAGE,
+				       "--max-events takes a positive number of events per second, "
+				       "not '%s'",
+				       optarg);
+			o->dopt.max_events = (uint64_t)v;
+			break;
+		}
+		case OPT_DRATE:
+			if (!parse_number(optarg, 1e-6, 1, &o->dopt.fixed_rate))
+				at_die(AT_EXIT_USAGE,
+				       "--detail-rate takes a rate in (0, 1], not '%s'", optarg);
+			break;
+		case OPT_RINGBUF: {
+			double v;
+
+			if (!parse_number(optarg, 4096, 1 << 30, &v))
+				at_die(AT_EXIT_USAGE,
+				       "--ringbuf-size takes bytes (4096 to 1 GiB), not '%s'",
+				       optarg);
+			o->dopt.ringbuf_bytes = (size_t)v;
+			break;
+		}
 		case 'h':
 			record_usage(stdout);
 			exit(AT_EXIT_OK);
@@ -375,9 +442,10 @@ static int load_programs(struct recorder *r)
 		return -errno;
 	}
 	r->skel = s;
-	bpf_map__set_max_entries(s->maps.fstats, n);
-	bpf_map__set_max_entries(s->maps.hists, n);
-	bpf_map__set_max_entries(s->maps.conc, n);
+	/* One spare slot (id n) for the detail phase's cost calibration. */
+	bpf_map__set_max_entries(s->maps.fstats, n + 1);
+	bpf_map__set_max_entries(s->maps.hists, n + 1);
+	bpf_map__set_max_entries(s->maps.conc, n + 1);
 	if (!r->o->t.pid && !r->o->cmd && stat(r->tgt.bins[0].attach_path, &st) == 0) {
 		s->rodata->target_ino = st.st_ino;
 		s->rodata->target_dev = kernel_dev(st.st_dev);
@@ -495,7 +563,9 @@ static int attach_all(struct recorder *r)
  */
 static void detach_all(struct recorder *r)
 {
+	at_dctl_detach_returns(r->dctl);
 	at_links_destroy(&r->return_links);
+	at_dctl_detach(r->dctl);
 	at_links_destroy(&r->entry_links);
 	bpf_link__destroy(r->exec_link);
 	r->exec_link = NULL;
@@ -515,6 +585,8 @@ static int tick(struct recorder *r, uint64_t now)
 	win.end_ns = now - r->t0;
 	r->last_tick = now;
 	err = at_writer_window(r->w, &win);
+	if (!err && r->dctl)
+		err = at_dctl_tick(r->dctl, &win, now, r->w);
 	at_profile_set_add_window(&r->ps, &win);
 	at_window_clear(&win);
 	if (err)
@@ -553,10 +625,11 @@ static void run_loop(struct recorder *r, int sfd)
 		pfd = pidfd_open_compat(r->tgt.pid);
 
 	while (r->stop == STOP_NONE) {
-		struct pollfd fds[3] = {
+		struct pollfd fds[4] = {
 		    {.fd = sfd, .events = POLLIN},
 		    {.fd = tfd, .events = POLLIN},
 		    {.fd = pfd, .events = POLLIN},
+		    {.fd = r->dctl ? at_dctl_fd(r->dctl) : -1, .events = POLLIN},
 		};
 		int timeout = -1;
 		uint64_t now = at_now_ns();
@@ -568,8 +641,13 @@ static void run_loop(struct recorder *r, int sfd)
 			}
 			timeout = (int)((deadline - now + 999999) / 1000000);
 		}
-		if (poll(fds, pfd >= 0 ? 3 : 2, timeout) < 0 && errno != EINTR)
+		/* Negative descriptors are ignored by poll(). */
+		if (poll(fds, 4, timeout) < 0 && errno != EINTR)
 			break;
+		if ((fds[3].revents & POLLIN) && at_dctl_drain(r->dctl, r->w)) {
+			snprintf(r->err, sizeof(r->err), "%s", at_writer_error(r->w));
+			r->stop = STOP_WRITE_ERROR;
+		}
 		if (fds[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
@@ -667,6 +745,9 @@ static int finish(struct recorder *r)
 	if (r->child_exited && WIFEXITED(r->child_status))
 		end->exit_status = WEXITSTATUS(r->child_status);
 	at_stats_diag(r->stats, end->diag);
+	if (r->dctl)
+		end->dropped_events =
+		    at_dctl_finish(r->dctl, r->stop == STOP_WRITE_ERROR ? NULL : r->w, &r->t);
 	if (r->stop == STOP_WRITE_ERROR) {
 		at_err("%s: recording stopped; %s keeps the intervals written before the error",
 		       r->err, r->o->output);
@@ -701,6 +782,7 @@ static void recorder_free(struct recorder *r)
 	if (r->w)
 		at_writer_close(r->w);
 	at_stats_reader_free(r->stats);
+	at_dctl_free(r->dctl);
 	coarse_bpf__destroy(r->skel);
 	at_profile_set_free(&r->ps);
 	at_trace_free(&r->t);
@@ -730,6 +812,9 @@ int cmd_record(int argc, char **argv)
 	uint64_t t;
 
 	parse_opts(argc, argv, &o);
+	rc = at_dctl_check(&o.dopt, r.err, sizeof(r.err));
+	if (rc)
+		at_die(rc, "%s", r.err);
 	rc = at_check_privilege(r.err, sizeof(r.err));
 	if (rc)
 		at_die(rc, "%s", r.err);
@@ -775,6 +860,16 @@ int cmd_record(int argc, char **argv)
 		return fail(&r, AT_EXIT_ENV);
 	}
 
+	if (!o.empty_probes && !at_dctl_off(&o.dopt)) {
+		pid_t dpid = o.cmd ? r.child : r.tgt.pid;
+
+		r.dctl = at_dctl_new(&o.dopt, &r.t, &r.tgt, dpid, r.skel->rodata->target_ino,
+				     r.skel->rodata->target_dev, r.skel->progs.coarse_entry,
+				     r.skel->progs.coarse_return, (uint32_t)r.tgt.nsel, r.err,
+				     sizeof(r.err));
+		if (!r.dctl)
+			return fail(&r, AT_EXIT_ENV);
+	}
 	t = at_now_ns();
 	rc = attach_all(&r);
 	if (rc) {
@@ -786,6 +881,10 @@ int cmd_record(int argc, char **argv)
 		at_err("timing: attach %zu functions in %.1f ms", r.tgt.nsel,
 		       (at_now_ns() - t) / 1e6);
 	r.t0 = r.last_tick = at_now_ns();
+	if (r.dctl && at_dctl_start(r.dctl, r.t0, o.cmd ? r.child : r.tgt.pid, r.w)) {
+		snprintf(r.err, sizeof(r.err), "%s", at_writer_error(r.w));
+		return fail(&r, AT_EXIT_ENV);
+	}
 	nprobed = r.tgt.nsel - r.nrefused;
 	if (o.cmd)
 		at_err("tracing %zu functions in %zu binar%s of command %s (pid %d)", nprobed,

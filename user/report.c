@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "detailreport.h"
 #include "report.h"
 #include "util.h"
 
@@ -133,6 +134,7 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 		t->has_end ? "true" : "false");
 	for (size_t i = 0; i < n; i++) {
 		const struct at_counts *c = &rows[i].p->c;
+		const struct at_detail_stats *ds = at_detail_stats_of(t, rows[i].id);
 
 		fputs(i ? ",{\"name\":" : "{\"name\":", f);
 		at_json_str(f, t->syms[rows[i].id].name);
@@ -143,10 +145,12 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 			",\"self_ns\":%" PRIu64 ",\"mean_ns\":%.0f,\"p50_ns\":%.0f,\"p90_ns\":%.0f"
 			",\"p99_ns\":%.0f,\"min_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
 			",\"cov\":%.4f,\"errors\":%" PRIu64 ",\"max_concurrency\":%" PRIu64
-			",\"detail\":{\"events\":0,\"dropped\":0,\"rate\":0}}",
+			",\"detail\":{\"events\":%" PRIu64 ",\"dropped\":%" PRIu64
+			",\"rate\":%.6g,\"sampled\":%" PRIu64 "}}",
 			c->calls, c->returns, c->total_ns, c->self_ns, rows[i].mean, rows[i].p50,
 			rows[i].p90, rows[i].p99, c->min_ns, c->max_ns, rows[i].cov, c->errors,
-			c->max_conc);
+			c->max_conc, ds ? ds->events : 0, ds ? ds->dropped : 0, ds ? ds->rate : 0,
+			ds ? ds->sampled : 0);
 	}
 	fprintf(f, "],\"usdt\":[],\"dropped_events\":%" PRIu64 ",\"diagnostics\":{",
 		t->has_end ? t->end.dropped_events : 0);
@@ -234,8 +238,11 @@ static void print_table(FILE *f, const struct at_profile_set *ps, struct row *ro
 	}
 	if (w > 48)
 		w = 48;
-	fprintf(f, "%-*s %11s %9s %9s %9s %9s %9s %9s %9s %8s\n", w, "FUNCTION", "CALLS", "TOTAL",
+	fprintf(f, "%-*s %11s %9s %9s %9s %9s %9s %9s %9s %8s", w, "FUNCTION", "CALLS", "TOTAL",
 		"SELF", "MEAN", "P50", "P90", "P99", "MAX", "ERRORS");
+	if (t->ndstats)
+		fprintf(f, " %9s %8s %6s", "EVENTS", "DROPPED", "RATE");
+	fputc('\n', f);
 	for (size_t i = 0; i < shown; i++) {
 		const struct row *r = &rows[i];
 		const struct at_counts *c = &r->p->c;
@@ -247,7 +254,7 @@ static void print_table(FILE *f, const struct at_profile_set *ps, struct row *ro
 		else
 			snprintf(name, sizeof(name), "%s", t->syms[r->id].name);
 		fprintf(
-		    f, "%-*.*s %11s %9s %9s %9s %9s %9s %9s %9s %8s\n", w, w, name,
+		    f, "%-*.*s %11s %9s %9s %9s %9s %9s %9s %9s %8s", w, w, name,
 		    exact(b[0], sizeof(b[0]), c->calls),
 		    at_fmt_ns(b[1], sizeof(b[1]), (double)c->total_ns),
 		    at_fmt_ns(b[2], sizeof(b[2]), (double)c->self_ns),
@@ -255,6 +262,16 @@ static void print_table(FILE *f, const struct at_profile_set *ps, struct row *ro
 		    at_fmt_ns(b[5], sizeof(b[5]), r->p90), at_fmt_ns(b[6], sizeof(b[6]), r->p99),
 		    at_fmt_ns(b[7], sizeof(b[7]), (double)c->max_ns),
 		    exact(b[8], sizeof(b[8]), c->errors));
+		if (t->ndstats) {
+			const struct at_detail_stats *ds = at_detail_stats_of(t, r->id);
+
+			if (ds)
+				fprintf(f, " %9s %8s %6.4f", exact(b[0], sizeof(b[0]), ds->events),
+					exact(b[1], sizeof(b[1]), ds->dropped), ds->rate);
+			else
+				fprintf(f, " %9s %8s %6s", "-", "-", "-");
+		}
+		fputc('\n', f);
 	}
 	if (shown < n)
 		fprintf(f, "... %zu more function%s with calls (use --top to show more)\n",
@@ -279,6 +296,9 @@ static void print_footer(FILE *f, const struct at_profile_set *ps, size_t n)
 				" unmatched returns, %" PRIu64 " without thread storage.",
 				g[AT_DIAG_ABANDONED], g[AT_DIAG_STACK_OVERFLOW], AT_MAX_DEPTH,
 				g[AT_DIAG_UNMATCHED_RET], g[AT_DIAG_NO_STORAGE]);
+		if (t->end.dropped_events)
+			fprintf(f, " Detail events dropped (ring buffer full): %" PRIu64 ".",
+				t->end.dropped_events);
 		if (t->end.reason && *t->end.reason)
 			fprintf(f, " Stopped: %s.", t->end.reason);
 	} else {
@@ -311,6 +331,7 @@ void at_report_print(FILE *f, const struct at_profile_set *ps, const struct at_r
 					break;
 				}
 		print_footer(f, ps, n);
+		at_report_drops(f, t);
 	}
 	free(rows);
 }
@@ -329,6 +350,14 @@ static void report_usage(FILE *f)
 	    "  --json         one JSON object (keys: target, duration_ns, functions[], usdt[],\n"
 	    "                 dropped_events, diagnostics)\n"
 	    "  --salvage      report what a damaged file holds before the damage\n"
+	    "  --events [GLOB]  list the calls the detail phase captured (of functions\n"
+	    "                 matching GLOB): time, pid, tid, cpu, duration, return value and\n"
+	    "                 arguments (typed per record --args, else six raw registers;\n"
+	    "                 a cut string ends in ...); with --json one object per line\n"
+	    "                 (function, pid, tid, cpu, ts_ns, duration_ns, args, ret,\n"
+	    "                 truncated)\n"
+	    "  --selection    how the detailed set and the sampling rates changed over\n"
+	    "                 time, each change with its reason (--json: one per line)\n"
 	    "\n"
 	    "Times are inclusive per call (mean, p50, p90, p99, max), from a log-linear\n"
 	    "histogram with 8 sub-buckets per power of two (12.5 % resolution). ERRORS counts\n"
@@ -344,11 +373,14 @@ int cmd_report(int argc, char **argv)
 	    {"top", required_argument, NULL, 't'},
 	    {"hist", required_argument, NULL, 'H'},
 	    {"salvage", no_argument, NULL, 'S'},
+	    {"events", optional_argument, NULL, 'E'},
+	    {"selection", no_argument, NULL, 'L'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct at_report_opts o = {.sort = "total"};
-	bool salvage = false;
+	bool salvage = false, events = false, selection = false;
+	const char *events_glob = NULL;
 	char err[AT_ERRLEN];
 	struct at_trace t;
 	struct at_profile_set ps;
@@ -380,6 +412,13 @@ int cmd_report(int argc, char **argv)
 		case 'S':
 			salvage = true;
 			break;
+		case 'E':
+			events = true;
+			events_glob = optarg;
+			break;
+		case 'L':
+			selection = true;
+			break;
 		case 'h':
 			report_usage(stdout);
 			return AT_EXIT_OK;
@@ -390,7 +429,10 @@ int cmd_report(int argc, char **argv)
 	}
 	if (optind >= argc)
 		at_die(AT_EXIT_USAGE, "report needs a trace file: adaptrace report FILE");
-	if (optind + 1 < argc)
+	/* report FILE --events GLOB: the glob is the second operand. */
+	if (events && !events_glob && optind + 2 == argc)
+		events_glob = argv[optind + 1];
+	else if (optind + 1 < argc)
 		at_die(AT_EXIT_USAGE, "report takes one file, got '%s' too", argv[optind + 1]);
 	rc = at_trace_read(argv[optind], &t, salvage, err, sizeof(err));
 	if (rc < 0) {
@@ -404,6 +446,15 @@ int cmd_report(int argc, char **argv)
 		at_warn("%s has no end record (the recorder was killed?): showing its %zu "
 			"complete intervals",
 			argv[optind], t.nwins);
+	if (events || selection) {
+		if (events)
+			at_report_events(stdout, &t, events_glob, o.json);
+		if (selection)
+			at_report_selection(stdout, &t, o.json);
+		at_trace_free(&t);
+		free(o.hist_globs);
+		return AT_EXIT_OK;
+	}
 	at_profile_set_init(&ps, &t);
 	at_report_print(stdout, &ps, &o);
 	at_profile_set_free(&ps);

@@ -22,6 +22,12 @@
  *           (bucket = gap for the first pair, previous bucket + 1 + gap after)
  *   END     uv duration_ns, sv exit_status, uv dropped_events,
  *           uv ndiag {uv diag}, str reason
+ *   EVENTS  uv n {uv id, uv ts_ns, uv pid, uv tid, uv cpu, uv duration_ns,
+ *           sv ret, uv nargs {uv type, uv value, STR only: uv flags
+ *           (1 truncated, 2 unreadable), str bytes}}
+ *   SELECT  uv n {uv ts_ns, uv id, uv what, f64 rate, str reason}
+ *   DSTATS  uv n {uv id, uv events, uv dropped, f64 rate, uv sampled,
+ *           uv ncpus {uv dropped}} (each chunk replaces the previous)
  *
  * Order: HEADER first, then SYMBOLS and WINDOW chunks, END last; unknown
  * chunk types are skipped wherever they appear.
@@ -56,6 +62,10 @@
 #define MIN_SYM	  6
 #define MIN_ENTRY 19
 #define MIN_PAIR  2
+#define MIN_EVENT 8
+#define MIN_SEL	  12
+#define MIN_DST	  13
+#define MAX_CPUS  4096
 
 static void put_le16(unsigned char *p, uint16_t v)
 {
@@ -90,6 +100,12 @@ static const char *chunk_name(uint32_t type, char *buf, size_t len)
 		return "window";
 	case AT_CHUNK_END:
 		return "end";
+	case AT_CHUNK_EVENTS:
+		return "events";
+	case AT_CHUNK_SELECT:
+		return "selection";
+	case AT_CHUNK_DSTATS:
+		return "detail-stats";
 	}
 	snprintf(buf, len, "type-%u", type);
 	return buf;
@@ -475,11 +491,99 @@ int at_writer_end(struct at_writer *w, const struct at_end *end)
 	return 0;
 }
 
+static bool rate_ok(double r)
+{
+	return isfinite(r) && r >= 0 && r <= 1;
+}
+
+int at_writer_events(struct at_writer *w, const struct at_event *ev, size_t n)
+{
+	struct buf *b = &w->raw;
+
+	if (wcheck(w, "events", true) < 0)
+		return -1;
+	b->len = 0;
+	put_uv(b, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct at_event *e = &ev[i];
+
+		if (e->id >= w->nsyms)
+			return werr(w, "%s: event for unknown symbol %u", w->path, e->id);
+		if (e->nargs > AT_MAX_ARGS)
+			return werr(w, "%s: event with %u arguments", w->path, e->nargs);
+		put_uv(b, e->id);
+		put_uv(b, e->ts_ns);
+		put_uv(b, e->pid);
+		put_uv(b, e->tid);
+		put_uv(b, e->cpu);
+		put_uv(b, e->duration_ns);
+		put_sv(b, e->ret);
+		put_uv(b, e->nargs);
+		for (uint32_t a = 0; a < e->nargs; a++) {
+			const struct at_arg *g = &e->args[a];
+
+			if (g->type > AT_ARG_STR)
+				return werr(w, "%s: bad argument type %u", w->path, g->type);
+			put_uv(b, g->type);
+			put_uv(b, g->v);
+			if (g->type == AT_ARG_STR) {
+				put_uv(b, (g->truncated ? 1 : 0) | (g->str ? 0 : 2));
+				put_str(b, g->str);
+			}
+		}
+	}
+	return write_chunk(w, AT_CHUNK_EVENTS, b->p, b->len);
+}
+
+int at_writer_selection(struct at_writer *w, const struct at_sel_change *c, size_t n)
+{
+	struct buf *b = &w->raw;
+
+	if (wcheck(w, "selection", true) < 0)
+		return -1;
+	b->len = 0;
+	put_uv(b, n);
+	for (size_t i = 0; i < n; i++) {
+		if (c[i].id >= w->nsyms || c[i].what < AT_SEL_ENTER || c[i].what > AT_SEL_RATE ||
+		    !rate_ok(c[i].rate))
+			return werr(w, "%s: bad selection change for symbol %u", w->path, c[i].id);
+		put_uv(b, c[i].ts_ns);
+		put_uv(b, c[i].id);
+		put_uv(b, c[i].what);
+		put_f64(b, c[i].rate);
+		put_str(b, c[i].reason);
+	}
+	return write_chunk(w, AT_CHUNK_SELECT, b->p, b->len);
+}
+
+int at_writer_dstats(struct at_writer *w, const struct at_detail_stats *d, size_t n)
+{
+	struct buf *b = &w->raw;
+
+	if (wcheck(w, "detail-stats", true) < 0)
+		return -1;
+	b->len = 0;
+	put_uv(b, n);
+	for (size_t i = 0; i < n; i++) {
+		if (d[i].id >= w->nsyms || !rate_ok(d[i].rate) || d[i].ncpus > MAX_CPUS)
+			return werr(w, "%s: bad detail stats for symbol %u", w->path, d[i].id);
+		put_uv(b, d[i].id);
+		put_uv(b, d[i].events);
+		put_uv(b, d[i].dropped);
+		put_f64(b, d[i].rate);
+		put_uv(b, d[i].sampled);
+		put_uv(b, d[i].ncpus);
+		for (uint32_t c = 0; c < d[i].ncpus; c++)
+			put_uv(b, d[i].dropped_cpu[c]);
+	}
+	return write_chunk(w, AT_CHUNK_DSTATS, b->p, b->len);
+}
+
 int at_writer_chunk(struct at_writer *w, uint32_t type, const void *raw, size_t len)
 {
 	if (wcheck(w, "extension", true) < 0)
 		return -1;
-	if (type <= AT_CHUNK_END)
+	if (type <= AT_CHUNK_END || (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS))
 		return werr(w, "%s: chunk type %u is reserved", w->path, type);
 	return write_chunk(w, type, raw, len);
 }
@@ -625,7 +729,7 @@ static bool get_f64(struct cur *c, double *d, const char *what)
 struct parse {
 	struct at_trace *t;
 	bool have_header;
-	size_t wcap;
+	size_t wcap, ecap, scap;
 	uint32_t *stamp; /* per symbol: generation, to catch duplicate ids */
 	uint32_t gen;
 };
@@ -828,6 +932,152 @@ static bool dec_end(struct parse *ps, struct cur *c)
 	return true;
 }
 
+static void free_event(struct at_event *e)
+{
+	for (uint32_t a = 0; a < e->nargs; a++)
+		free(e->args[a].str);
+}
+
+static bool dec_event(struct parse *ps, struct cur *c, struct at_event *e)
+{
+	uint64_t v;
+
+	if (!get_u32(c, &e->id, UINT32_MAX, "symbol id"))
+		return false;
+	if (e->id >= ps->t->nsyms)
+		return cfail(c, "event for symbol id %u out of range (%zu symbols)", e->id,
+			     ps->t->nsyms);
+	if (!get_uv(c, &e->ts_ns, "event time") || !get_u32(c, &e->pid, UINT32_MAX, "pid") ||
+	    !get_u32(c, &e->tid, UINT32_MAX, "tid") || !get_u32(c, &e->cpu, UINT32_MAX, "cpu") ||
+	    !get_uv(c, &e->duration_ns, "duration") || !get_uv(c, &v, "return value"))
+		return false;
+	e->ret = (int64_t)((v >> 1) ^ -(v & 1));
+	if (!get_u32(c, &e->nargs, AT_MAX_ARGS, "argument count"))
+		return false;
+	for (uint32_t a = 0; a < e->nargs; a++) {
+		struct at_arg *g = &e->args[a];
+		uint32_t flags = 0;
+
+		if (!get_u32(c, &g->type, AT_ARG_STR, "argument type") ||
+		    !get_uv(c, &g->v, "argument value"))
+			return false;
+		if (g->type != AT_ARG_STR)
+			continue;
+		if (!get_u32(c, &flags, 3, "string flags") ||
+		    !get_str(c, &g->str, MAX_STR, "string argument"))
+			return false;
+		g->truncated = flags & 1;
+		if (flags & 2) {
+			free(g->str);
+			g->str = NULL;
+		}
+	}
+	return true;
+}
+
+static bool dec_events(struct parse *ps, struct cur *c)
+{
+	struct at_trace *t = ps->t;
+	size_t n;
+
+	if (!get_count(c, &n, MIN_EVENT, "events"))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		struct at_event e = {0};
+
+		if (!dec_event(ps, c, &e)) {
+			free_event(&e);
+			return false;
+		}
+		if (t->nevents == ps->ecap) {
+			ps->ecap = ps->ecap ? ps->ecap * 2 : 256;
+			t->events = at_xrealloc(t->events, ps->ecap, sizeof(*t->events));
+		}
+		t->events[t->nevents++] = e;
+	}
+	return true;
+}
+
+static bool dec_select(struct parse *ps, struct cur *c)
+{
+	struct at_trace *t = ps->t;
+	size_t n;
+
+	if (!get_count(c, &n, MIN_SEL, "selection changes"))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		struct at_sel_change s = {0};
+
+		if (!get_uv(c, &s.ts_ns, "change time") ||
+		    !get_u32(c, &s.id, UINT32_MAX, "symbol id") ||
+		    !get_u32(c, &s.what, AT_SEL_RATE, "change kind") ||
+		    !get_f64(c, &s.rate, "rate"))
+			return false;
+		if (s.id >= t->nsyms || s.what < AT_SEL_ENTER || !rate_ok(s.rate))
+			return cfail(c, "bad selection change for symbol id %u", s.id);
+		if (!get_str(c, &s.reason, MAX_STR, "reason"))
+			return false;
+		if (t->nsel == ps->scap) {
+			ps->scap = ps->scap ? ps->scap * 2 : 64;
+			t->sel = at_xrealloc(t->sel, ps->scap, sizeof(*t->sel));
+		}
+		t->sel[t->nsel++] = s;
+	}
+	return true;
+}
+
+static void free_dstats(struct at_trace *t)
+{
+	for (size_t i = 0; i < t->ndstats; i++)
+		free(t->dstats[i].dropped_cpu);
+	free(t->dstats);
+	t->dstats = NULL;
+	t->ndstats = 0;
+}
+
+static bool dec_dstats(struct parse *ps, struct cur *c)
+{
+	struct at_trace *t = ps->t;
+	struct at_detail_stats *d = NULL;
+	size_t n, i;
+	bool ok = true;
+
+	if (!get_count(c, &n, MIN_DST, "detail stats"))
+		return false;
+	if (n)
+		d = at_xcalloc(n, sizeof(*d));
+	for (i = 0; i < n && ok; i++) {
+		ok = get_u32(c, &d[i].id, UINT32_MAX, "symbol id") &&
+		     get_uv(c, &d[i].events, "events") && get_uv(c, &d[i].dropped, "dropped") &&
+		     get_f64(c, &d[i].rate, "rate") && get_uv(c, &d[i].sampled, "sampled") &&
+		     get_u32(c, &d[i].ncpus, MAX_CPUS, "cpu count");
+		if (ok && (d[i].id >= t->nsyms || !rate_ok(d[i].rate)))
+			ok = cfail(c, "bad detail stats for symbol id %u", d[i].id);
+		if (ok && d[i].ncpus > cleft(c))
+			ok = cfail(c, "%u cpus cannot fit", d[i].ncpus);
+		if (ok && d[i].ncpus)
+			d[i].dropped_cpu = at_xcalloc(d[i].ncpus, sizeof(uint64_t));
+		for (uint32_t k = 0; ok && k < d[i].ncpus; k++)
+			ok = get_uv(c, &d[i].dropped_cpu[k], "dropped per cpu");
+	}
+	if (!ok) {
+		for (size_t j = 0; j < n; j++)
+			free(d[j].dropped_cpu);
+		free(d);
+		return false;
+	}
+	free_dstats(t);
+	t->dstats = d;
+	t->ndstats = n;
+	return true;
+}
+
+static bool known_chunk(uint32_t type)
+{
+	return (type >= AT_CHUNK_HEADER && type <= AT_CHUNK_END) ||
+	       (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS);
+}
+
 /* Inflate exactly raw bytes out of comp bytes, no more, no less. */
 static unsigned char *inflate_exact(const unsigned char *src, size_t slen, size_t raw, char *why,
 				    size_t whylen)
@@ -992,7 +1242,7 @@ int at_trace_parse(const void *data, size_t len, struct at_trace *t, bool salvag
 			snprintf(why, sizeof(why), "CRC mismatch in %s chunk", tn);
 			return damaged(&ps, false, off, why, salvage, err, errlen);
 		}
-		if (type < AT_CHUNK_HEADER || type > AT_CHUNK_END) {
+		if (!known_chunk(type)) {
 			t->nunknown++;
 			off += CHUNK_HDR_LEN + comp;
 			continue;
@@ -1027,6 +1277,15 @@ int at_trace_parse(const void *data, size_t len, struct at_trace *t, bool salvag
 			break;
 		case AT_CHUNK_WINDOW:
 			ok = dec_window(&ps, &c);
+			break;
+		case AT_CHUNK_EVENTS:
+			ok = dec_events(&ps, &c);
+			break;
+		case AT_CHUNK_SELECT:
+			ok = dec_select(&ps, &c);
+			break;
+		case AT_CHUNK_DSTATS:
+			ok = dec_dstats(&ps, &c);
 			break;
 		default:
 			ok = dec_end(&ps, &c);
@@ -1129,6 +1388,13 @@ void at_trace_free(struct at_trace *t)
 	for (size_t i = 0; i < t->nwins; i++)
 		free_window(&t->wins[i]);
 	free(t->wins);
+	for (size_t i = 0; i < t->nevents; i++)
+		free_event(&t->events[i]);
+	free(t->events);
+	for (size_t i = 0; i < t->nsel; i++)
+		free(t->sel[i].reason);
+	free(t->sel);
+	free_dstats(t);
 	free(t->end.reason);
 	memset(t, 0, sizeof(*t));
 }

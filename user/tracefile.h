@@ -21,11 +21,14 @@ enum at_chunk_type {
 	AT_CHUNK_SYMBOLS = 2, /* function symbol table */
 	AT_CHUNK_WINDOW = 3,  /* one interval snapshot */
 	AT_CHUNK_END = 4,     /* clean end of recording */
-	/*
-	 * Readers skip types they do not know. Reserved ranges, one per
-	 * concern: 5-9 USDT, 10-19 detail phase (events, selection log,
-	 * detail stats), 20-29 diff/export.
-	 */
+	AT_CHUNK_EVENTS = 10, /* detail events, a batch */
+	AT_CHUNK_SELECT = 11, /* selection and rate changes, with reasons */
+	AT_CHUNK_DSTATS = 12, /* per-function detail totals so far (latest wins) */
+			      /*
+			       * Readers skip types they do not know. Reserved ranges, one per
+			       * concern: 5-9 USDT, 10-19 detail phase (events, selection log,
+			       * detail stats), 20-29 diff/export.
+			       */
 };
 
 struct at_writer;
@@ -42,6 +45,10 @@ int at_writer_symbols(struct at_writer *w, const struct at_symbol *syms, size_t 
 /* Ids must name written symbols, once each; histograms in ascending order. */
 int at_writer_window(struct at_writer *w, const struct at_window *win);
 int at_writer_end(struct at_writer *w, const struct at_end *end);
+/* Detail phase: a batch of events, selection changes, detail totals. */
+int at_writer_events(struct at_writer *w, const struct at_event *ev, size_t n);
+int at_writer_selection(struct at_writer *w, const struct at_sel_change *c, size_t n);
+int at_writer_dstats(struct at_writer *w, const struct at_detail_stats *d, size_t n);
 /*
  * Append a chunk of a type this module does not encode (type > AT_CHUNK_END),
  * e.g. events; its raw payload is compressed and framed like the others.
