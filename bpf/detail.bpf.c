@@ -86,20 +86,25 @@ static __always_inline struct dframe *frame_at(struct dstack *s, __u32 i)
 	return &s->f[k];
 }
 
-static __always_inline void read_str(struct at_devent *ev, int k, __u64 ptr)
+static __always_inline void read_str(struct at_devent *ev, int k, __u64 ptr, __u32 max)
 {
 	char last = 0;
 	long n;
 
-	n = bpf_probe_read_user_str(ev->str[k & 1], AT_DETAIL_STRLEN, (void *)ptr);
+	if (max < 2 || max > AT_DETAIL_STRLEN)
+		max = AT_DETAIL_STRLEN;
+	barrier_var(max);
+	max &= 2 * AT_DETAIL_STRLEN - 1;
+	if (max > AT_DETAIL_STRLEN)
+		return;
+	n = bpf_probe_read_user_str(ev->str[k & 1], max, (void *)ptr);
 	if (n < 0) {
 		ev->str[k & 1][0] = 0;
 		ev->unreadable |= 1 << k;
 		return;
 	}
-	/* A full buffer: cut unless the next byte is the terminator. */
-	if (n == AT_DETAIL_STRLEN &&
-	    (bpf_probe_read_user(&last, 1, (void *)(ptr + AT_DETAIL_STRLEN - 1)) || last))
+	/* A full buffer: cut unless the last byte read was the terminator. */
+	if (n == max && (bpf_probe_read_user(&last, 1, (void *)(ptr + max - 1)) || last))
 		ev->truncated |= 1 << k;
 }
 
@@ -171,7 +176,7 @@ static __always_inline __u32 enter(struct pt_regs *ctx)
 		ev->str_arg[k] = a;
 		ev->str[k][0] = 0;
 		if (a < AT_DETAIL_NARGS)
-			read_str(ev, k, ev->args[a]);
+			read_str(ev, k, ev->args[a], c->str_max[k]);
 	}
 	ev->ts_ns = bpf_ktime_get_ns();
 	return depth + 1;
@@ -210,13 +215,21 @@ static __always_inline void leave(struct pt_regs *ctx, __u32 idx)
 		return;
 	s->depth = depth - 1;
 	cnt = bpf_map_lookup_elem(&dcount, &f->ev.id);
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	/* Without strings the record stops before str[]: less to copy and to drain. */
+	if (f->ev.str_arg[0] == AT_DETAIL_NO_STR) {
+		e = bpf_ringbuf_reserve(&events, offsetof(struct at_devent, str), 0);
+		if (e)
+			__builtin_memcpy(e, &f->ev, offsetof(struct at_devent, str));
+	} else {
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+		if (e)
+			__builtin_memcpy(e, &f->ev, sizeof(*e));
+	}
 	if (!e) {
 		if (cnt)
 			cnt->dropped++;
 		return;
 	}
-	__builtin_memcpy(e, &f->ev, sizeof(*e));
 	e->duration_ns = now - f->ev.ts_ns;
 	e->ret = PT_REGS_RC(ctx);
 	if (wakeup_bytes && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)

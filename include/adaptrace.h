@@ -105,20 +105,21 @@ static inline __u64 at_hist_lower(__u32 b)
 /*
  * Detail phase (bpf/detail.bpf.c): one ring-buffer event per sampled call.
  * Up to AT_DETAIL_NSTR arguments declared as strings are read at entry, at
- * most AT_DETAIL_STRLEN - 1 bytes each; a longer string is cut and flagged.
+ * most str_max - 1 bytes each (<= AT_DETAIL_STRLEN); a longer string is cut
+ * and flagged. Events of functions without strings stop before str[].
  */
 #define AT_DETAIL_NARGS	   6
 #define AT_DETAIL_NSTR	   2
-#define AT_DETAIL_STRLEN   64
-#define AT_DETAIL_DEPTH	   16 /* sampled calls in flight per thread; power of two */
+#define AT_DETAIL_STRLEN   256 /* the longest str:N of --args */
+#define AT_DETAIL_DEPTH	   16  /* sampled calls in flight per thread; power of two */
 #define AT_DETAIL_NO_STR   0xff
 #define AT_DETAIL_RATE_ALL 0xffffffffU /* threshold: every call */
 
 /* Per-function configuration, set by the loader. */
 struct at_dconf {
 	__u32 threshold; /* sampled if prandom < threshold; 0 = off, ALL = every call */
-	__u8 str_arg[AT_DETAIL_NSTR]; /* argument index read as a string, or NO_STR */
-	__u8 pad[2];
+	__u8 str_arg[AT_DETAIL_NSTR];  /* argument index read as a string, or NO_STR */
+	__u16 str_max[AT_DETAIL_NSTR]; /* bytes to read, NUL included */
 };
 
 /* Per-function, per-CPU detail counters: events + dropped == sampled. */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "argspec.h"
 #include "attach.h"
 #include "detail.h"
 #include "detail.skel.h"
@@ -23,9 +25,8 @@ struct dfunc {
 	bool enabled;
 	bool ever; /* had detail at some point: gets a stats row */
 	double rate;
-	uint32_t nargs; /* declared (--args); 0 = six raw registers */
-	uint32_t types[AT_MAX_ARGS];
-	uint64_t events; /* events written */
+	const struct at_argspec *spec; /* --args; NULL = six raw registers */
+	uint64_t events;	       /* events written */
 	struct at_links session, entry, ret;
 };
 
@@ -43,6 +44,8 @@ struct at_detail {
 	size_t nbatch;
 	char **paths;
 	bool *filter;
+	at_detail_event_fn on_event;
+	void *on_event_ctx;
 	struct at_writer *w; /* during a drain */
 	int werr;
 	long drained;
@@ -65,9 +68,11 @@ static void push_conf(struct at_detail *d, uint32_t id)
 	int k = 0;
 
 	memset(c.str_arg, AT_DETAIL_NO_STR, sizeof(c.str_arg));
-	for (uint32_t a = 0; a < f->nargs && k < AT_DETAIL_NSTR; a++)
-		if (f->types[a] == AT_ARG_STR)
+	for (uint32_t a = 0; f->spec && a < f->spec->nargs && k < AT_DETAIL_NSTR; a++)
+		if (f->spec->arg[a].type == AT_ARG_STR) {
+			c.str_max[k] = (uint16_t)f->spec->arg[a].strmax;
 			c.str_arg[k++] = (uint8_t)a;
+		}
 	bpf_map_update_elem(bpf_map__fd(d->skel->maps.dconf), &id, &c, BPF_ANY);
 }
 
@@ -180,32 +185,38 @@ const char *at_detail_mode(const struct at_detail *d)
 	return d->session ? "session" : "uprobe+uretprobe";
 }
 
-int at_detail_set_args(struct at_detail *d, uint32_t id, const uint32_t *types, uint32_t n,
-		       char *err, size_t errlen)
+int at_detail_set_args(struct at_detail *d, uint32_t id, const struct at_argspec *spec, char *err,
+		       size_t errlen)
 {
-	struct dfunc *f;
 	int nstr = 0;
 
 	if (id >= d->o.nsyms)
 		return -1;
-	f = &d->f[id];
-	if (n > AT_MAX_ARGS) {
-		snprintf(err, errlen, "%s: at most %d arguments can be captured",
-			 d->o.syms[id].name, AT_MAX_ARGS);
-		return -1;
-	}
-	for (uint32_t a = 0; a < n; a++)
-		if (types[a] == AT_ARG_STR && ++nstr > AT_DETAIL_NSTR) {
+	for (uint32_t a = 0; spec && a < spec->nargs; a++) {
+		if (spec->arg[a].type != AT_ARG_STR)
+			continue;
+		if (++nstr > AT_DETAIL_NSTR) {
 			snprintf(err, errlen,
-				 "%s: at most %d string arguments per function are read (declare "
-				 "the others ptr)",
-				 d->o.syms[id].name, AT_DETAIL_NSTR);
+				 "--args %s: at most %d string arguments per function are read "
+				 "(declare the others ptr)",
+				 spec->name, AT_DETAIL_NSTR);
 			return -1;
 		}
-	f->nargs = n;
-	memcpy(f->types, types, n * sizeof(*types));
+		if (spec->arg[a].strmax > AT_DETAIL_STRLEN) {
+			snprintf(err, errlen, "--args %s: strings are read up to %d bytes",
+				 spec->name, AT_DETAIL_STRLEN);
+			return -1;
+		}
+	}
+	d->f[id].spec = spec;
 	push_conf(d, id);
 	return 0;
+}
+
+void at_detail_on_event(struct at_detail *d, at_detail_event_fn fn, void *ctx)
+{
+	d->on_event = fn;
+	d->on_event_ctx = ctx;
 }
 
 static int attach_one(struct at_detail *d, uint32_t id, char *err, size_t errlen)
@@ -327,9 +338,10 @@ static int flush(struct at_detail *d)
 }
 
 /* Strings are copied out of the ring buffer: the record is reused at once. */
-static void convert(struct at_detail *d, const struct at_devent *r, struct at_event *e)
+static void convert(struct at_detail *d, const struct at_devent *r, size_t len, struct at_event *e)
 {
-	const struct dfunc *f = &d->f[r->id];
+	const struct at_argspec *spec = d->f[r->id].spec;
+	uint32_t nregs = at_argspec_nregs(spec);
 
 	memset(e, 0, sizeof(*e));
 	e->ts_ns = r->ts_ns > d->o.t0 ? r->ts_ns - d->o.t0 : 0;
@@ -339,27 +351,22 @@ static void convert(struct at_detail *d, const struct at_devent *r, struct at_ev
 	e->id = r->id;
 	e->duration_ns = r->duration_ns;
 	e->ret = (int64_t)r->ret;
-	if (!f->nargs) {
-		e->nargs = AT_DETAIL_NARGS;
-		for (int a = 0; a < AT_DETAIL_NARGS; a++)
-			e->args[a] = (struct at_arg){.type = AT_ARG_RAW, .v = r->args[a]};
-		return;
-	}
-	e->nargs = f->nargs;
-	for (uint32_t a = 0; a < f->nargs; a++) {
+	if (spec && spec->has_ret && !spec->ret_void)
+		e->ret = (int64_t)at_argtype_value(&spec->ret, r->ret);
+	e->nargs = nregs > AT_MAX_ARGS ? AT_MAX_ARGS : nregs;
+	for (uint32_t a = 0; a < e->nargs; a++) {
 		struct at_arg *g = &e->args[a];
+		struct at_argtype t = at_argspec_type(spec, a);
 
-		g->type = f->types[a];
-		g->v = r->args[a];
-		if (g->type == AT_ARG_INT)
-			g->v = (uint64_t)(int64_t)(int32_t)r->args[a]; /* C int */
-		if (g->type != AT_ARG_STR)
+		g->type = t.type;
+		g->v = at_argtype_value(&t, r->args[a]);
+		if (g->type != AT_ARG_STR || len < sizeof(*r))
 			continue;
 		for (int k = 0; k < AT_DETAIL_NSTR; k++) {
 			if (r->str_arg[k] != a)
 				continue;
 			if (!(r->unreadable & (1 << k)))
-				g->str = strndup(r->str[k], AT_DETAIL_STRLEN - 1);
+				g->str = strndup(r->str[k], AT_DETAIL_STRLEN);
 			g->truncated = r->truncated & (1 << k);
 		}
 	}
@@ -370,9 +377,12 @@ static int on_event(void *ctx, void *data, size_t len)
 	struct at_detail *d = ctx;
 	const struct at_devent *r = data;
 
-	if (len < sizeof(*r) || r->id >= d->o.nsyms)
+	if (len < offsetof(struct at_devent, str) || r->id >= d->o.nsyms)
 		return 0; /* the calibration's spare id, or nothing we sent */
-	convert(d, r, &d->batch[d->nbatch++]);
+	convert(d, r, len, &d->batch[d->nbatch]);
+	if (d->on_event)
+		d->on_event(d->on_event_ctx, &d->batch[d->nbatch]);
+	d->nbatch++;
 	d->f[r->id].events++;
 	d->drained++;
 	if (d->nbatch == BATCH)

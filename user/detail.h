@@ -50,13 +50,20 @@ void at_detail_free(struct at_detail *d);
 /* "session" or "uprobe+uretprobe". */
 const char *at_detail_mode(const struct at_detail *d);
 
+struct at_argspec;
+
 /*
- * Decode id's arguments as types[0..n-1] (enum at_arg_type); up to
- * AT_DETAIL_NSTR of them may be strings. Default: six raw registers.
- * Returns -1 with err filled when the declaration cannot be honoured.
+ * Decode id's arguments per spec (argspec.h; kept, not copied); up to
+ * AT_DETAIL_NSTR of them may be strings of at most AT_DETAIL_STRLEN bytes.
+ * Default: six raw registers. Returns -1 with err filled when the
+ * declaration cannot be honoured.
  */
-int at_detail_set_args(struct at_detail *d, uint32_t id, const uint32_t *types, uint32_t n,
-		       char *err, size_t errlen);
+int at_detail_set_args(struct at_detail *d, uint32_t id, const struct at_argspec *spec, char *err,
+		       size_t errlen);
+
+/* Called for every event drained, before it is written (the sampler's cycles). */
+typedef void (*at_detail_event_fn)(void *ctx, const struct at_event *e);
+void at_detail_on_event(struct at_detail *d, at_detail_event_fn fn, void *ctx);
 
 /*
  * Start sampling id at rate (0..1], attaching its probe the first time.

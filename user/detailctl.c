@@ -7,16 +7,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "detailctl.h"
-#include "util.h"
+#include <fcntl.h>
+#include <unistd.h>
 
-/* Rates the controller moves between (design.md: a minimum and a maximum). */
-#define RATE_MIN 0.001
-#define RATE_MAX 1.0
+#include "argspec.h"
+#include "detailctl.h"
+#include "relevance.h"
+#include "sampler.h"
+#include "util.h"
 
 struct cfunc {
 	bool forced; /* --detail */
-	bool on;     /* in the detail phase now */
+	bool on;     /* detail probes sampling now */
+	/* Coarse figures since the last controller step. */
+	uint64_t hits, returns, sum_ns;
+	double sumsq;
+	/* BPF counters at the last controller step (cumulative). */
+	uint64_t sampled, dropped;
 };
 
 struct at_dctl {
@@ -28,6 +35,17 @@ struct at_dctl {
 	uint32_t n;
 	uint64_t t0;
 	pid_t pid;
+	struct at_rel_expr *expr; /* NULL: --select none */
+	struct at_rel_track *track;
+	struct at_sampler *smp; /* NULL: fixed rate (hidden --detail-rate) */
+	struct at_argspec *specs;
+	size_t nspecs;
+	struct at_rel_row *rows;
+	struct at_rel_result *res;
+	uint64_t ctl_last; /* last controller step, CLOCK_MONOTONIC */
+	uint64_t all_hits; /* every function's calls since then */
+	double cpu_last;   /* target CPU time at that step, ns; < 0 unknown */
+	bool reference;	   /* this step runs with every rate at 0 */
 	/* Selection and rate changes not yet written. */
 	struct at_sel_change *log;
 	size_t nlog, logcap;
@@ -38,21 +56,59 @@ bool at_dctl_off(const struct at_dctl_opts *o)
 	return o->select && !strcmp(o->select, "none") && o->detail.n == 0;
 }
 
-int at_dctl_check(const struct at_dctl_opts *o, char *err, size_t errlen)
+static int parse_all(const struct at_dctl_opts *o, struct at_rel_expr **expr,
+		     struct at_argspec **specs, size_t *nspecs, char *err, size_t errlen)
 {
-	(void)o;
-	(void)err;
-	(void)errlen;
+	char why[AT_ERRLEN];
+
+	*expr = NULL;
+	*specs = at_xcalloc(o->args.n + 1, sizeof(**specs));
+	*nspecs = 0;
+	if (at_rel_parse(o->select ? o->select : AT_REL_DEFAULT, expr, why, sizeof(why))) {
+		snprintf(err, errlen, "--select '%s': %s (see adaptrace record --help)",
+			 o->select ? o->select : AT_REL_DEFAULT, why);
+		return AT_EXIT_USAGE;
+	}
+	if (at_rel_is_none(*expr)) {
+		at_rel_free(*expr);
+		*expr = NULL;
+	}
+	for (size_t i = 0; i < o->args.n; i++) {
+		if (at_argspec_parse(o->args.v[i], &(*specs)[i], why, sizeof(why))) {
+			snprintf(err, errlen, "--args '%s': %s", o->args.v[i], why);
+			return AT_EXIT_USAGE;
+		}
+		*nspecs = i + 1;
+	}
 	return AT_EXIT_OK;
 }
 
-static void logf_change(struct at_dctl *c, uint64_t now, uint32_t id, uint32_t what, double rate,
+static void free_specs(struct at_argspec *specs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		at_argspec_free(&specs[i]);
+	free(specs);
+}
+
+int at_dctl_check(const struct at_dctl_opts *o, char *err, size_t errlen)
+{
+	struct at_rel_expr *e;
+	struct at_argspec *specs;
+	size_t n;
+	int rc = parse_all(o, &e, &specs, &n, err, errlen);
+
+	at_rel_free(e);
+	free_specs(specs, n);
+	return rc;
+}
+
+static void logf_change(struct at_dctl *c, uint64_t rel, uint32_t id, uint32_t what, double rate,
 			const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static void logf_change(struct at_dctl *c, uint64_t now, uint32_t id, uint32_t what, double rate,
+static void logf_change(struct at_dctl *c, uint64_t rel, uint32_t id, uint32_t what, double rate,
 			const char *fmt, ...)
 {
 	struct at_sel_change *s;
-	char buf[256];
+	char buf[384];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -63,21 +119,35 @@ static void logf_change(struct at_dctl *c, uint64_t now, uint32_t id, uint32_t w
 		c->log = at_xrealloc(c->log, c->logcap, sizeof(*c->log));
 	}
 	s = &c->log[c->nlog++];
-	s->ts_ns = now > c->t0 ? now - c->t0 : 0;
+	s->ts_ns = rel;
 	s->id = id;
 	s->what = what;
 	s->rate = fmin(fmax(rate, 0), 1);
 	s->reason = at_xstrdup(buf);
+	if (at_env_flag("ADAPTRACE_DEBUG"))
+		at_err("detail: %.3fs %s %s rate %.4f: %s", rel / 1e9, c->t->syms[id].name,
+		       what == AT_SEL_ENTER   ? "enter"
+		       : what == AT_SEL_LEAVE ? "leave"
+					      : "rate",
+		       s->rate, buf);
 }
 
 static int flush_log(struct at_dctl *c, struct at_writer *w)
 {
-	int rc = c->nlog ? at_writer_selection(w, c->log, c->nlog) : 0;
+	int rc = c->nlog && w ? at_writer_selection(w, c->log, c->nlog) : 0;
 
 	for (size_t i = 0; i < c->nlog; i++)
 		free(c->log[i].reason);
 	c->nlog = 0;
 	return rc;
+}
+
+static void feed_event(void *ctx, const struct at_event *e)
+{
+	struct at_dctl *c = ctx;
+
+	if (c->smp)
+		at_sampler_event(c->smp, e);
 }
 
 struct at_dctl *at_dctl_new(const struct at_dctl_opts *o, const struct at_trace *t,
@@ -100,11 +170,21 @@ struct at_dctl *at_dctl_new(const struct at_dctl_opts *o, const struct at_trace 
 	    .target_dev = target_dev,
 	    .ringbuf_bytes = o->ringbuf_bytes,
 	};
+	struct at_sampler_cfg cfg;
 
 	c->o = *o;
 	c->t = t;
 	c->n = (uint32_t)t->nsyms;
 	c->f = at_xcalloc(c->n + 1, sizeof(*c->f));
+	c->rows = at_xcalloc(c->n + 1, sizeof(*c->rows));
+	c->res = at_xcalloc(c->n + 1, sizeof(*c->res));
+	c->cpu_last = -1;
+	if (parse_all(o, &c->expr, &c->specs, &c->nspecs, err, errlen)) {
+		free(paths);
+		free(filter);
+		at_dctl_free(c);
+		return NULL;
+	}
 	for (size_t b = 0; b < tgt->nbins; b++) {
 		paths[b] = tgt->bins[b].attach_path;
 		filter[b] = !pid && !tgt->bins[b].is_main;
@@ -116,11 +196,30 @@ struct at_dctl *at_dctl_new(const struct at_dctl_opts *o, const struct at_trace 
 		at_dctl_free(c);
 		return NULL;
 	}
+	at_detail_on_event(c->d, feed_event, c);
+	for (uint32_t id = 0; id < c->n; id++) {
+		const struct at_argspec *a = at_argspec_find(c->specs, c->nspecs, t->syms[id].name);
+
+		if (a && at_detail_set_args(c->d, id, a, err, errlen)) {
+			at_dctl_free(c);
+			return NULL;
+		}
+	}
 	if (at_detail_calibrate(c->d, coarse_entry, coarse_return, spare_id, &c->costs))
 		at_warn("could not measure the probes' costs on adaptrace itself; the overhead "
 			"budget uses defaults");
-	if (c->costs.coarse <= 0)
-		c->costs = (struct at_detail_costs){.coarse = 900, .unsampled = 60, .sampled = 400};
+	at_sampler_defaults(&cfg);
+	if (c->costs.coarse > 0) {
+		cfg.coarse_hit_ns = c->costs.coarse;
+		cfg.attach_hit_ns = c->costs.unsampled;
+		cfg.sample_ns = c->costs.sampled;
+	}
+	if (o->budget_pct > 0)
+		cfg.budget_pct = o->budget_pct;
+	cfg.max_events = o->max_events;
+	if (!(o->fixed_rate > 0))
+		c->smp = at_sampler_new(&cfg);
+	c->track = at_rel_track_new(2, 3);
 	if (at_env_flag("ADAPTRACE_DEBUG"))
 		at_err("detail: %s link; per-call costs: coarse %.0f ns, detail unsampled %.0f "
 		       "ns, sampled %.0f ns",
@@ -138,9 +237,15 @@ void at_dctl_free(struct at_dctl *c)
 	if (!c)
 		return;
 	at_detail_free(c->d);
+	at_sampler_free(c->smp);
+	at_rel_track_free(c->track);
+	at_rel_free(c->expr);
+	free_specs(c->specs, c->nspecs);
 	for (size_t i = 0; i < c->nlog; i++)
 		free(c->log[i].reason);
 	free(c->log);
+	free(c->rows);
+	free(c->res);
 	free(c->f);
 	free(c);
 }
@@ -150,53 +255,253 @@ const char *at_dctl_mode(const struct at_dctl *c)
 	return at_detail_mode(c->d);
 }
 
-static double initial_rate(const struct at_dctl *c)
+static uint64_t rel_of(const struct at_dctl *c, uint64_t now)
 {
-	return c->o.fixed_rate > 0 ? c->o.fixed_rate : RATE_MAX;
+	return now > c->t0 ? now - c->t0 : 0;
 }
 
-static void enter(struct at_dctl *c, uint32_t id, uint64_t now, const char *why)
+/* Attach (or wake) id's detail probe at rate; false if it cannot be probed. */
+static bool go_on(struct at_dctl *c, uint32_t id, double rate)
 {
 	char err[AT_ERRLEN];
-	double rate = initial_rate(c);
 
-	if (c->f[id].on)
-		return;
-	if (at_detail_enable(c->d, id, rate, err, sizeof(err))) {
+	if (at_detail_enable(c->d, id, c->reference ? 0 : rate, err, sizeof(err))) {
 		at_warn("no detail for %s: %s", c->t->syms[id].name, err);
-		return;
+		return false;
 	}
 	c->f[id].on = true;
-	logf_change(c, now, id, AT_SEL_ENTER, rate, "%s", why);
+	return true;
 }
 
-static void leave(struct at_dctl *c, uint32_t id, uint64_t now, const char *why)
+static void go_off(struct at_dctl *c, uint32_t id)
 {
-	if (!c->f[id].on)
-		return;
 	at_detail_disable(c->d, id);
 	c->f[id].on = false;
-	logf_change(c, now, id, AT_SEL_LEAVE, 0, "%s", why);
 }
 
 int at_dctl_start(struct at_dctl *c, uint64_t t0, pid_t target_pid, struct at_writer *w)
 {
 	c->t0 = t0;
+	c->ctl_last = t0;
 	c->pid = target_pid;
 	at_detail_set_t0(c->d, t0);
-	for (uint32_t id = 0; id < c->n; id++)
-		if (c->f[id].forced)
-			enter(c, id, t0, "forced by --detail");
+	for (uint32_t id = 0; id < c->n; id++) {
+		double rate;
+
+		if (!c->f[id].forced)
+			continue;
+		rate = c->smp ? at_sampler_add(c->smp, id, true, NULL, 0) : c->o.fixed_rate;
+		at_rel_track_force(c->track, id);
+		if (go_on(c, id, rate))
+			logf_change(c, 0, id, AT_SEL_ENTER, rate, "forced by --detail");
+	}
 	return flush_log(c, w);
+}
+
+/* Target CPU time (user + system) in ns, or -1. */
+static double target_cpu_ns(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	ssize_t n;
+	int fd;
+
+	if (pid <= 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	/* comm may hold blanks and parentheses: fields follow the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) * 1e9 / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Relevance: evaluate the window, hysteresis, attach or park. */
+static void select_step(struct at_dctl *c, const struct at_window *win, uint64_t rel)
+{
+	uint64_t all_total = 0, ival = win->end_ns - win->start_ns;
+	struct at_sel_change *ch = NULL;
+	size_t nch = 0, n = 0;
+
+	for (uint32_t i = 0; i < win->n; i++)
+		all_total += win->e[i].c.total_ns;
+	for (uint32_t i = 0; i < win->n; i++)
+		if (win->e[i].id < c->n)
+			at_rel_row_from_entry(&c->rows[n++], &win->e[i], ival, all_total);
+	at_rel_eval(c->expr, c->rows, n, c->res, NULL);
+	at_rel_track_update(c->track, c->rows, c->res, n, rel, &ch, &nch);
+	for (size_t i = 0; i < nch; i++) {
+		uint32_t id = ch[i].id;
+		const struct at_window_entry *e = NULL;
+		double rate;
+
+		for (uint32_t k = 0; k < win->n; k++)
+			if (win->e[k].id == id)
+				e = &win->e[k];
+		if (id >= c->n || c->f[id].forced || c->t->syms[id].kind != AT_SYM_FUNC) {
+			free(ch[i].reason);
+			continue;
+		}
+		if (ch[i].what == AT_SEL_ENTER && !c->f[id].on) {
+			rate = c->smp
+				   ? at_sampler_add(c->smp, id, false, e ? &e->c : NULL, ival / 1e9)
+				   : c->o.fixed_rate;
+			if (go_on(c, id, rate))
+				logf_change(c, rel, id, AT_SEL_ENTER, rate, "%s", ch[i].reason);
+		} else if (ch[i].what == AT_SEL_LEAVE) {
+			bool was_on = c->f[id].on;
+
+			if (c->smp)
+				at_sampler_remove(c->smp, id);
+			go_off(c, id);
+			if (was_on || !c->smp)
+				logf_change(c, rel, id, AT_SEL_LEAVE, 0, "%s", ch[i].reason);
+		}
+		free(ch[i].reason);
+	}
+	free(ch);
+}
+
+/* Apply the sampler's changes (rates, parking, drift) and log them. */
+static void apply_changes(struct at_dctl *c, struct at_sel_change *ch, size_t nch)
+{
+	for (size_t i = 0; i < nch; i++) {
+		uint32_t id = ch[i].id;
+
+		if (id >= c->n) {
+			free(ch[i].reason);
+			continue;
+		}
+		switch (ch[i].what) {
+		case AT_SEL_RATE:
+			if (c->f[id].on && !c->reference)
+				at_detail_set_rate(c->d, id, ch[i].rate);
+			break;
+		case AT_SEL_LEAVE:
+			go_off(c, id);
+			break;
+		case AT_SEL_ENTER:
+			go_on(c, id, at_sampler_rate(c->smp, id));
+			break;
+		}
+		logf_change(c, ch[i].ts_ns, id, ch[i].what,
+			    ch[i].what == AT_SEL_LEAVE ? 0 : at_sampler_rate(c->smp, id), "%s",
+			    ch[i].reason);
+		free(ch[i].reason);
+	}
+	free(ch);
+}
+
+/* Once a second: the ADP controller with this second's figures. */
+static void control_step(struct at_dctl *c, uint64_t now)
+{
+	struct at_sampler_in *in = at_xcalloc(c->n + 1, sizeof(*in));
+	struct at_sampler_tick tk = {0};
+	struct at_sampler_out out = {0};
+	struct at_sel_change *ch = NULL;
+	size_t nch = 0, n = 0;
+	double cpu = target_cpu_ns(c->pid);
+	bool was_reference = c->reference;
+
+	for (uint32_t id = 0; id < c->n; id++) {
+		struct cfunc *f = &c->f[id];
+		struct at_detail_stats ds;
+
+		if (!at_detail_ever(c->d, id))
+			continue;
+		at_detail_stats(c->d, id, &ds);
+		if (ds.dropped > f->dropped)
+			at_sampler_dropped(c->smp, id, ds.dropped - f->dropped);
+		if (f->on)
+			in[n++] = (struct at_sampler_in){
+			    .id = id,
+			    .hits = f->hits,
+			    .sampled = ds.sampled - f->sampled,
+			    .returns = f->returns,
+			    .sum_ns = f->sum_ns,
+			    .sumsq = f->sumsq,
+			};
+		f->sampled = ds.sampled;
+		f->dropped = ds.dropped;
+		free(ds.dropped_cpu);
+	}
+	tk.now_ns = rel_of(c, now);
+	tk.dt_s = (double)(now - c->ctl_last) / 1e9;
+	tk.cpu_ns = cpu >= 0 && c->cpu_last >= 0 ? cpu - c->cpu_last : 0;
+	tk.all_hits = c->all_hits;
+	tk.reference = was_reference;
+	tk.n = n;
+	tk.in = in;
+	at_sampler_tick(c->smp, &tk, &out, &ch, &nch);
+	c->reference = false;
+	if (was_reference)
+		for (uint32_t id = 0; id < c->n; id++)
+			if (c->f[id].on)
+				at_detail_set_rate(c->d, id, at_sampler_rate(c->smp, id));
+	apply_changes(c, ch, nch);
+	if (out.want_reference) {
+		/* One step with detail off: the latency the rates are judged against. */
+		c->reference = true;
+		for (uint32_t id = 0; id < c->n; id++)
+			if (c->f[id].on) {
+				at_detail_set_rate(c->d, id, 0);
+				logf_change(c, tk.now_ns, id, AT_SEL_RATE, 0,
+					    "reference window: detail off for one step");
+			}
+	}
+	if (at_env_flag("ADAPTRACE_DEBUG"))
+		at_err("detail: step %.3fs: detail %.2f %%, coarse %.2f %% (cpu %.1f ms), level "
+		       "%.1f ev/s",
+		       tk.now_ns / 1e9, out.detail_pct, out.coarse_pct, tk.cpu_ns / 1e6, out.level);
+	for (uint32_t id = 0; id < c->n; id++) {
+		c->f[id].hits = c->f[id].returns = c->f[id].sum_ns = 0;
+		c->f[id].sumsq = 0;
+	}
+	c->all_hits = 0;
+	c->cpu_last = cpu;
+	c->ctl_last = now;
+	free(in);
 }
 
 int at_dctl_tick(struct at_dctl *c, const struct at_window *win, uint64_t now, struct at_writer *w)
 {
-	(void)win;
-	(void)now;
-	(void)leave;
+	uint64_t rel = rel_of(c, now);
+
 	if (at_detail_drain(c->d, w) < 0)
 		return -1;
+	if (c->expr)
+		select_step(c, win, rel);
+	for (uint32_t i = 0; i < win->n; i++) {
+		const struct at_window_entry *e = &win->e[i];
+		struct cfunc *f;
+
+		if (e->id >= c->n)
+			continue;
+		f = &c->f[e->id];
+		f->hits += e->c.calls;
+		f->returns += e->c.returns;
+		f->sum_ns += e->c.sum_ns;
+		f->sumsq += e->c.sumsq;
+		c->all_hits += e->c.calls;
+	}
+	if (c->smp) {
+		struct at_sel_change *ch = NULL;
+		size_t nch = 0;
+
+		at_sampler_window(c->smp, win, rel, &ch, &nch);
+		apply_changes(c, ch, nch);
+		if (now - c->ctl_last >= 1000000000ULL)
+			control_step(c, now);
+	}
 	if (flush_log(c, w))
 		return -1;
 	return at_detail_write_stats(c->d, w);
