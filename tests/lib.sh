@@ -284,6 +284,16 @@ bpf_alive()
 	} | awk 'NR == FNR { want[$0] = 1; next } { key = $1 " " $2; if (key in want) print }' "$ids" -
 }
 
+# detail_links: links of adaptrace's detail programs still in the kernel
+# (any recorder's, so only meaningful when no other recording runs).
+detail_links()
+{
+	local ids
+	ids=$("$BPFTOOL" prog show -j 2>/dev/null | jq -r '.[] | select(.name // "" | startswith("detail_")) | .id')
+	"$BPFTOOL" link show -j 2>/dev/null | jq --arg ids "$ids" \
+		'[.[] | select((.prog_id | tostring) as $p | ($ids | split("\n") | index($p)))] | length'
+}
+
 # bpf_fds_of PID: descriptors of PID that are BPF objects or perf events.
 bpf_fds_of()
 {

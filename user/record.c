@@ -853,6 +853,15 @@ int cmd_record(int argc, char **argv)
 	if (!r.w)
 		return fail(&r, AT_EXIT_USAGE);
 	describe(&r, argc + 1, argv - 1);
+	if (!o.empty_probes && !at_dctl_off(&o.dopt)) {
+		r.dctl = at_dctl_new(&o.dopt, &r.t, &r.tgt, o.cmd ? r.child : r.tgt.pid,
+				     r.skel->rodata->target_ino, r.skel->rodata->target_dev,
+				     r.skel->progs.coarse_entry, r.skel->progs.coarse_return,
+				     (uint32_t)r.tgt.nsel, r.err, sizeof(r.err));
+		if (!r.dctl)
+			return fail(&r, AT_EXIT_ENV);
+		kv_add(&r.t, "detail_link", at_dctl_mode(r.dctl));
+	}
 	at_profile_set_init(&r.ps, &r.t);
 	if (at_writer_header(r.w, r.t.kv, r.t.nkv, r.t.bins, r.t.nbins) ||
 	    at_writer_symbols(r.w, r.t.syms, r.t.nsyms)) {
@@ -860,16 +869,6 @@ int cmd_record(int argc, char **argv)
 		return fail(&r, AT_EXIT_ENV);
 	}
 
-	if (!o.empty_probes && !at_dctl_off(&o.dopt)) {
-		pid_t dpid = o.cmd ? r.child : r.tgt.pid;
-
-		r.dctl = at_dctl_new(&o.dopt, &r.t, &r.tgt, dpid, r.skel->rodata->target_ino,
-				     r.skel->rodata->target_dev, r.skel->progs.coarse_entry,
-				     r.skel->progs.coarse_return, (uint32_t)r.tgt.nsel, r.err,
-				     sizeof(r.err));
-		if (!r.dctl)
-			return fail(&r, AT_EXIT_ENV);
-	}
 	t = at_now_ns();
 	rc = attach_all(&r);
 	if (rc) {

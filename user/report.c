@@ -130,6 +130,10 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 
 	fputs("{\"target\":", f);
 	at_json_str(f, target ? target : "");
+	if (at_trace_get(t, "detail_link")) {
+		fputs(",\"detail_link\":", f);
+		at_json_str(f, at_trace_get(t, "detail_link"));
+	}
 	fprintf(f, ",\"duration_ns\":%" PRIu64 ",\"complete\":%s,\"functions\":[", ps->duration_ns,
 		t->has_end ? "true" : "false");
 	for (size_t i = 0; i < n; i++) {
