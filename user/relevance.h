@@ -40,8 +40,9 @@
  *          ("errors > 1%"), without: the count
  *
  * Grouping (per metric, over the rows active in the interval):
- *   - values of scale metrics (all but cov... see relevance.c) are taken on a
- *     log scale, since across functions they spread over decades;
+ *   - values are taken on a log scale, log(v + one unit of resolution),
+ *     since across functions they spread over decades (the quartile
+ *     strategy does not care: it only ranks);
  *   - with at least AT_REL_MIN_NORMAL rows, a Kolmogorov-Smirnov test with
  *     Lilliefors' correction (mean and sd estimated from the data; p-value
  *     by Dallal-Wilkinson's approximation) at alpha 0.05; if normality is
@@ -164,6 +165,7 @@ enum at_rel_strategy {
 
 struct at_rel_groups {
 	uint32_t strategy; /* enum at_rel_strategy */
+	uint32_t metric;   /* enum at_rel_metric grouped */
 	bool log_scale;	   /* cut points are on log(v + floor) */
 	size_t n;	   /* values grouped */
 	double ks_d;	   /* Lilliefors statistic (NAN if not tested) */
@@ -181,8 +183,10 @@ int at_rel_group(enum at_rel_metric m, const double *v, size_t n, struct at_rel_
 /* The level of value v (untransformed) in g. */
 enum at_rel_level at_rel_level_of(const struct at_rel_groups *g, double v);
 
-/* Lilliefors (KS with estimated mean and sd) normality test. 0, or -1 if n < 4 or sd == 0. */
+/* Lilliefors (KS with estimated mean and sd) normality test. 0, or -1 if n < 5 or sd == 0. */
 int at_lilliefors(const double *v, size_t n, double *d, double *p);
+/* Its p-value for statistic d with n values (Dallal-Wilkinson, Stephens above 0.1). */
+double at_lilliefors_p(double d, size_t n);
 
 /* A parsed expression (opaque). */
 struct at_rel_expr;
@@ -242,5 +246,12 @@ bool at_rel_track_forced(const struct at_rel_track *t, uint32_t id);
 size_t at_rel_track_update(struct at_rel_track *t, const struct at_rel_row *rows,
 			   const struct at_rel_result *res, size_t n, uint64_t now_ns,
 			   struct at_sel_change **changes, size_t *nchanges);
+
+/*
+ * Append one change to a growing array (ts_ns, id, what, rate and a heap
+ * copy of reason, which the caller owns and frees).
+ */
+void at_sel_change_push(struct at_sel_change **changes, size_t *nchanges, uint64_t ts_ns,
+			uint32_t id, uint32_t what, double rate, const char *reason);
 
 #endif
