@@ -61,10 +61,15 @@ __attribute__((noinline)) int at_feature_probe_site(int x)
 	return x + 1;
 }
 
-/* File offset of one of our own functions, from /proc/self/maps. */
 int at_self_offset(uint64_t *off)
 {
-	uintptr_t addr = (uintptr_t)&at_feature_probe_site;
+	return at_func_offset((const void *)&at_feature_probe_site, off);
+}
+
+/* File offset of one of our own functions, from /proc/self/maps. */
+int at_func_offset(const void *fn, uint64_t *off)
+{
+	uintptr_t addr = (uintptr_t)fn;
 	char line[512];
 	FILE *f = fopen("/proc/self/maps", "re");
 	int ret = -1;

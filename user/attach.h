@@ -65,6 +65,8 @@ int at_attach_session(struct at_links *l, struct bpf_program *prog, const char *
 
 /* File offset of a function of adaptrace itself, for feature probes. */
 int at_self_offset(uint64_t *off);
+/* File offset of any function of adaptrace itself. */
+int at_func_offset(const void *fn, uint64_t *off);
 /* That function: calling it hits probes placed at at_self_offset(). */
 int at_feature_probe_site(int x);
 

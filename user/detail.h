@@ -35,7 +35,7 @@ struct at_detail_opts {
 struct at_detail_costs {
 	double coarse;	  /* coarse entry + return */
 	double unsampled; /* detail probe attached, call not sampled */
-	double sampled;	  /* detail probe, call sampled: frame, strings, event */
+	double sampled;	  /* what sampling a call adds: frame, strings, event, return */
 };
 
 struct at_detail;

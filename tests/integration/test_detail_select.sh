@@ -14,7 +14,7 @@ for mode in session fallback; do
 	else
 		unset ADAPTRACE_NO_UPROBE_SESSION
 	fi
-	at_run "$WORK/$mode" record -q -o "$WORK/$mode.data" --interval 0.5 -- "$H" 6
+	at_run "$WORK/$mode" record -q -o "$WORK/$mode.data" -- "$H" 6
 	expect_eq "$mode: record exits 0" "$RC" 0
 	report_json "$WORK/$mode.data" "$WORK/$mode.json" || continue
 	j=$WORK/$mode.json
@@ -28,12 +28,15 @@ for mode in session fallback; do
 		"$(jq '[.functions[] | select(.name | test("^u_")) | .detail.events] | add' "$j")" 0
 	"$ADAPTRACE" report "$WORK/$mode.data" --events process --json >"$WORK/$mode.ev"
 	ev=$WORK/$mode.ev
-	expect_cmp "$mode: slow calls of process captured" \
-		"$(jq -r 'select(.duration_ns >= 4000000) | .args[0]' "$ev" | wc -l)" '>' 0
-	expect_eq "$mode: every slow call's first argument is a multiple of 97" \
-		"$(jq -r 'select(.duration_ns >= 4000000) | .args[0] % 97' "$ev" | sort -u)" 0
-	expect_eq "$mode: every call with a multiple of 97 is slow" \
-		"$(jq -r 'select(.args[0] % 97 == 0) | .duration_ns >= 4000000' "$ev" | sort -u)" true
+	expect_cmp "$mode: calls of process with a multiple of 97 captured" \
+		"$(jq -r 'select(.args[0] % 97 == 0) | .args[0]' "$ev" | wc -l)" '>' 0
+	# A fast call preempted for 5 ms by another load also looks slow: most, not all.
+	slow=$(jq -r 'select(.duration_ns >= 5000000) | .args[0]' "$ev" | wc -l)
+	slow97=$(jq -r 'select(.duration_ns >= 5000000 and .args[0] % 97 == 0) | .args[0]' "$ev" | wc -l)
+	expect_cmp "$mode: slow calls (>= 5 ms) are calls with a multiple of 97 ($slow97 of $slow)" \
+		"$slow97" '>=' "$(((slow * 9 + 9) / 10))"
+	expect_eq "$mode: every call with a multiple of 97 took its 5 ms" \
+		"$(jq -r 'select(.args[0] % 97 == 0) | .duration_ns >= 5000000' "$ev" | sort -u)" true
 	expect_eq "$mode: process returns 2 * id" \
 		"$(jq -r 'select(.ret != 2 * .args[0]) | .ret' "$ev" | wc -l)" 0
 	expect_eq "$mode: events in the file match the detail count" \
