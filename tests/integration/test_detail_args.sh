@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# --args: typed arguments with exact values; strings read up to their bound
-# and marked truncated beyond it; return values decoded. Both link kinds.
+# --args: typed arguments with exact values (C int is i32: the upper half of
+# its register is undefined); strings read up to their bound and marked
+# truncated beyond it; return values decoded. Both link kinds.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
@@ -14,7 +15,7 @@ for mode in session fallback; do
 		unset ADAPTRACE_NO_UPROBE_SESSION
 	fi
 	at_run "$WORK/$mode" record -q -o "$WORK/$mode.data" --select none --detail greet \
-		--detail pair --args 'greet(str,int)' --args 'pair(str:16,str,uint):uint' -- "$STR"
+		--detail pair --args 'greet(str,i32):i32' --args 'pair(str:16,str,u32):u32' -- "$STR"
 	expect_eq "$mode: record exits 0" "$RC" 0
 	"$ADAPTRACE" report "$WORK/$mode.data" --events --json >"$WORK/$mode.ev" 2>"$WORK/$mode.everr"
 	ev=$WORK/$mode.ev
@@ -28,7 +29,7 @@ for mode in session fallback; do
 	expect_eq "$mode: a 300-byte string is cut at 63 bytes and marked" \
 		"$(jq -c 'select(.function == "greet") | [.args, .truncated]' "$ev" | sed -n 3p)" \
 		"[[\"$long\",42],[0]]"
-	expect_eq "$mode: pair(str:16, str, uint):uint" \
+	expect_eq "$mode: pair(str:16, str, u32):u32" \
 		"$(jq -c 'select(.function == "pair") | [.args, .ret, .truncated]' "$ev")" \
 		'[["0123456789abcde","",4000000000],2000000000,[0]]'
 	"$ADAPTRACE" report "$WORK/$mode.data" --events greet >"$WORK/$mode.txt" 2>&1

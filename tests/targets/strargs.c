@@ -41,6 +41,15 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	memset(longname, 'x', 300);
+	/*
+	 * Touch the literals first: a uprobe cannot fault in a page, so a
+	 * string on a page the program never touched reads as unreadable.
+	 */
+	{
+		const char *volatile a = "alice", *volatile b = "0123456789abcdefXYZ";
+
+		sink += (long)strlen(a) + (long)strlen(b);
+	}
 	greet("alice", 7);
 	greet("bob", -3);
 	greet(longname, 42);
