@@ -533,14 +533,21 @@ int at_detail_calibrate(struct at_detail *d, struct bpf_program *coarse_entry,
 		}
 	}
 	if (!rc) {
-		unsampled = best_time(n);
-		c.threshold = AT_DETAIL_RATE_ALL;
-		bpf_map_update_elem(bpf_map__fd(d->skel->maps.dconf), &key, &c, BPF_ANY);
-		/* Fewer calls: each leaves an event, drained (and dropped) between runs. */
-		sampled = time_calls(n / 4);
-		ring_buffer__consume(d->rb);
-		sampled = fmin(sampled, time_calls(n / 4));
-		ring_buffer__consume(d->rb);
+		/*
+		 * Unsampled and sampled runs alternate (a map update apart), so
+		 * that a busy machine's drift hits both alike; minima of each.
+		 * Sampled runs are shorter: each call leaves an event to drain.
+		 */
+		unsampled = sampled = HUGE_VAL;
+		for (int i = 0; i < 5; i++) {
+			c.threshold = 0;
+			bpf_map_update_elem(bpf_map__fd(d->skel->maps.dconf), &key, &c, BPF_ANY);
+			unsampled = fmin(unsampled, time_calls(n / 4));
+			c.threshold = AT_DETAIL_RATE_ALL;
+			bpf_map_update_elem(bpf_map__fd(d->skel->maps.dconf), &key, &c, BPF_ANY);
+			sampled = fmin(sampled, time_calls(n / 4));
+			ring_buffer__consume(d->rb);
+		}
 		c.threshold = 0;
 		bpf_map_update_elem(bpf_map__fd(d->skel->maps.dconf), &key, &c, BPF_ANY);
 	}
@@ -553,6 +560,11 @@ int at_detail_calibrate(struct at_detail *d, struct bpf_program *coarse_entry,
 	ring_buffer__consume(d->rb);
 	if (rc)
 		return rc;
+	if (at_env_flag("ADAPTRACE_DEBUG"))
+		at_err(
+		    "detail: calibration ns/call: plain %.0f, coarse %.0f, detail unsampled %.0f, "
+		    "sampled %.0f",
+		    base, coarse, unsampled, sampled);
 	/* Floors: on a busy machine a difference of minima can come out at 0. */
 	out->coarse = fmax(coarse - base, 100);
 	out->unsampled = fmax(unsampled - coarse, 10);

@@ -441,7 +441,9 @@ static void control_step(struct at_dctl *c, uint64_t now)
 	tk.reference = was_reference;
 	tk.n = n;
 	tk.in = in;
-	at_sampler_tick(c->smp, &tk, &out, &ch, &nch);
+	/* Nothing to control yet: no step, so the first rate comes from the budget alone. */
+	if (n || was_reference)
+		at_sampler_tick(c->smp, &tk, &out, &ch, &nch);
 	c->reference = false;
 	if (was_reference)
 		for (uint32_t id = 0; id < c->n; id++)
@@ -460,8 +462,9 @@ static void control_step(struct at_dctl *c, uint64_t now)
 	}
 	if (at_env_flag("ADAPTRACE_DEBUG"))
 		at_err("detail: step %.3fs: detail %.2f %%, coarse %.2f %% (cpu %.1f ms), level "
-		       "%.1f ev/s",
-		       tk.now_ns / 1e9, out.detail_pct, out.coarse_pct, tk.cpu_ns / 1e6, out.level);
+		       "%.1f ev/s, %zu cycles ended",
+		       tk.now_ns / 1e9, out.detail_pct, out.coarse_pct, tk.cpu_ns / 1e6, out.level,
+		       out.cycles_ended);
 	for (uint32_t id = 0; id < c->n; id++) {
 		c->f[id].hits = c->f[id].returns = c->f[id].sum_ns = 0;
 		c->f[id].sumsq = 0;

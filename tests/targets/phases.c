@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * phases: step(i) takes about 200 us for the first SWITCH seconds, then
- * about 2 ms, until END seconds; it prints "switched=1" when it changes.
+ * phases: step(i) is busy for 200 us for the first SWITCH seconds, then
+ * for 2 ms, until END seconds; it prints "switched=1" when it changes.
  * Usage: phases [SWITCH [END]]   (defaults 8 and 14)
  */
 #include "common.h"
 
 static uint64_t step_ns = 200000;
 
+/* Busy for step_ns: a sleep's wake-up latency would vary with the machine's load. */
 TRACED long step(long i)
 {
-	sleep_ns(step_ns);
+	uint64_t end = now_ns() + step_ns;
+
+	while (now_ns() < end)
+		OPAQUE();
 	return i;
 }
 
