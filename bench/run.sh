@@ -8,6 +8,12 @@
 #             same entry and return sites, same attach path
 #   coarse    adaptrace record: counts + latency histograms        (T + I + C)
 #   bpftrace  bpftrace 0.17: per-tid per-depth start time, count() and hist()
+# Detail phase (issue 4; run with -t 2000 -k none,coarse,detail,budget,bpftrace-args):
+#   detail         adaptrace --detail monitored_method at a fixed rate of 1.0:
+#                  every call's event (args, ret, duration) into the trace file
+#   budget         adaptrace --detail monitored_method --budget 5: the
+#                  adaptive controller keeps detail's slowdown near 5 %
+#   bpftrace-args  bpftrace printing every call's arguments (to a file)
 #
 # "cost above no-probes" = ns/call(config) - ns/call(none); "x floor" is that
 # cost divided by the floor's. The goal: adaptrace coarse <= 1.15x the floor.
@@ -79,6 +85,11 @@ uretprobe:$MOO:monitored_method
 }
 END { clear(@start); clear(@depth); }
 EOF
+# bpftrace printing every call's arguments, the comparison for the detail rows.
+cat >"$tmp/args.bt" <<EOF
+uprobe:$MOO:monitored_method { printf("%d %d %lu\\n", tid, arg0, arg1); }
+uretprobe:$MOO:monitored_method { printf("%d ret %lu\\n", tid, retval); }
+EOF
 
 # run_one CONFIG LOG: runs the workload once; prints its ns_per_call median
 # (or "fail") and leaves everything it printed in LOG.
@@ -91,6 +102,12 @@ run_one() {
 	coarse) "$ADAPTRACE" record -q -o "$tmp/coarse.data" -f monitored_method \
 		-- "$MOO" "${moo_args[@]}" >"$log" 2>&1 || rc=$? ;;
 	bpftrace) "$BPFTRACE" "$tmp/moo.bt" -c "$MOO ${moo_args[*]}" >"$log" 2>&1 || rc=$? ;;
+	detail) "$ADAPTRACE" record -q -o "$tmp/detail.data" -f monitored_method --select none \
+		--detail monitored_method --detail-rate 1 -- "$MOO" "${moo_args[@]}" >"$log" 2>&1 || rc=$? ;;
+	budget) "$ADAPTRACE" record -q -o "$tmp/budget.data" -f monitored_method --select none \
+		--detail monitored_method --budget 5 -- "$MOO" "${moo_args[@]}" >"$log" 2>&1 || rc=$? ;;
+	bpftrace-args) "$BPFTRACE" -o "$tmp/args.out" "$tmp/args.bt" -c "$MOO ${moo_args[*]}" \
+		>"$log" 2>&1 || rc=$? ;;
 	esac
 	local v
 	v=$(sed -n 's/^ns_per_call=\([0-9.]*\) median.*/\1/p' "$log" | tail -1)
@@ -106,6 +123,17 @@ run_one() {
 			grep -o '"name": *"monitored_method"[^}]*"calls": *[0-9]*' |
 			grep -o '[0-9]*$' || true)
 		[[ $c == "$expect_calls" ]] || echo "run.sh: warning: adaptrace counted '${c:-?}' calls, expected $expect_calls" >&2 ;;
+	detail | budget)
+		local j
+		j=$("$ADAPTRACE" report --json "$tmp/$cfg.data" 2>/dev/null |
+			jq -c '.functions[] | select(.name == "monitored_method") | [.calls, .detail.events, .detail.dropped, .detail.rate]' || true)
+		echo "$cfg: calls, events, dropped, last rate: $j" >>"$log"
+		[[ $cfg == budget && $j =~ ^\[[0-9]+,0, ]] && echo "run.sh: warning: --budget run has no events" >&2
+		[[ $j == "[$expect_calls,"* ]] || echo "run.sh: warning: adaptrace $cfg counted '$j', expected $expect_calls calls" >&2 ;;
+	bpftrace-args)
+		local c
+		c=$(wc -l <"$tmp/args.out")
+		(( c >= expect_calls )) || echo "run.sh: warning: bpftrace printed $c lines, expected $expect_calls" >&2 ;;
 	bpftrace)
 		local c
 		c=$(sed -n 's/^@calls: \([0-9]*\)/\1/p' "$log")
@@ -117,7 +145,7 @@ run_one() {
 IFS=, read -r -a cfgs <<<"$configs"
 declare -A vals
 for c in "${cfgs[@]}"; do
-	case $c in none | floor | coarse | bpftrace) vals[$c]= ;;
+	case $c in none | floor | coarse | bpftrace | detail | budget | bpftrace-args) vals[$c]= ;;
 	*) echo "run.sh: unknown configuration '$c'" >&2; exit 2 ;;
 	esac
 done
@@ -157,6 +185,9 @@ label() {
 	floor) echo "floor: empty entry+return programs (T+I)" ;;
 	coarse) echo "adaptrace coarse: counts+histograms (T+I+C)" ;;
 	bpftrace) echo "bpftrace 0.17: count()+hist()" ;;
+	detail) echo "adaptrace detail at rate 1.0: every call's event" ;;
+	budget) echo "adaptrace detail --budget 5" ;;
+	bpftrace-args) echo "bpftrace 0.17: printf of every call's args" ;;
 	esac
 }
 {
@@ -193,4 +224,12 @@ label() {
 			printf "Goal (adaptrace coarse cost <= 1.15x the floor): %.2fx, %s. ", r, r <= 1.15 ? "met" : "NOT met"
 			printf "Same ratio within each round, median: %s; of the fastest runs: %.2fx.\n", p, (cl - bl) / (fl - bl) }'
 	fi
+	# Detail rows against coarse, per round (adjacent runs) and from the medians.
+	for d in detail budget bpftrace-args; do
+		[[ -n ${med[$d]:-} && ${med[$d]} != - && -n ${med[coarse]:-} && ${med[coarse]} != - && -n ${med[none]:-} ]] || continue
+		per=$(paste -d' ' <(tr ' ' '\n' <<<"${vals[none]}") <(tr ' ' '\n' <<<"${vals[coarse]}") \
+			<(tr ' ' '\n' <<<"${vals[$d]}") | awk 'NF==3 && $1+0==$1 && $2+0==$2 && $3+0==$3 && $2>$1 {
+				printf "%.4f %.4f\n", ($3-$1)/($2-$1), ($3-$2)/$2*100 }')
+		awk -v d="$d" -v m="${med[$d]}" -v c="${med[coarse]}" -v b="${med[none]}" -v per="$per" -f "$here/detail_summary.awk"
+	done
 } | tee ${outdir:+"$outdir/moobench.md"}
