@@ -12,8 +12,6 @@
 
 /* Reference windows with fewer timed calls say too little to compare with. */
 #define MIN_REF_CALLS 30
-/* Events per second a function starts with before the first tick sized the level. */
-#define START_EVENTS 1000
 
 void at_sampler_defaults(struct at_sampler_cfg *cfg)
 {
@@ -24,7 +22,7 @@ void at_sampler_defaults(struct at_sampler_cfg *cfg)
 	cfg->coarse_hit_ns = 350;
 	cfg->attach_hit_ns = 30;
 	cfg->sample_ns = 600;
-	cfg->up_step = 0.25;
+	cfg->up_step = 1.0;
 	cfg->alpha = 0.05;
 	cfg->margin = 0.05;
 	cfg->cycle_max_s = 60;
@@ -134,7 +132,7 @@ static double clampd(double v, double lo, double hi)
 /* The rate a function with h hits per second starts at: its share of the last level. */
 static double start_rate(const struct at_sampler *s, double h)
 {
-	double level = s->level >= 0 ? s->level : START_EVENTS;
+	double level = s->level >= 0 ? s->level : AT_SAMPLER_START_EVENTS;
 
 	if (!(h > 0))
 		return s->cfg.max_rate;
@@ -297,14 +295,15 @@ static double fit_level(const struct at_sampler *s, const struct at_sampler_tick
 	return lo;
 }
 
+/* Apply r if it moved enough, reached a bound, or must come down (force). */
 static void push_rate(struct at_sampler *s, uint64_t now, uint32_t id, struct fn *f, double r,
-		      const char *why, struct at_sel_change **ch, size_t *nch)
+		      bool force, const char *why, struct at_sel_change **ch, size_t *nch)
 {
 	char buf[256];
 	bool edge = (r == s->cfg.min_rate || r == s->cfg.max_rate) && r != f->rate;
 
 	f->target = r;
-	if (!edge && fabs(r - f->rate) < AT_SAMPLER_MIN_CHANGE * f->rate)
+	if (!edge && !(force && r < f->rate) && fabs(r - f->rate) < AT_SAMPLER_MIN_CHANGE * f->rate)
 		return;
 	snprintf(buf, sizeof(buf), "rate %.4g -> %.4g: %s", f->rate, r, why);
 	f->rate = r;
@@ -466,7 +465,7 @@ size_t at_sampler_tick(struct at_sampler *s, const struct at_sampler_tick *in,
 				    "(Welch %s)",
 				    100 * diff, ps);
 			}
-			if (r > cap) {
+			if (r > cap && cap < c->max_rate) {
 				r = cap;
 				if (lb <= le)
 					snprintf(
@@ -479,8 +478,9 @@ size_t at_sampler_tick(struct at_sampler *s, const struct at_sampler_tick *in,
 						 "max-events %llu/s shared by %zu functions",
 						 (unsigned long long)c->max_events, nf);
 			}
-			push_rate(s, in->now_ns, id, f, clampd(r, c->min_rate, c->max_rate), why,
-				  changes, nchanges);
+			/* over budget by the measurement: even a small cut is applied */
+			push_rate(s, in->now_ns, id, f, clampd(r, c->min_rate, c->max_rate),
+				  o.detail_pct > c->budget_pct, why, changes, nchanges);
 		}
 		s->slow = slower ? s->slow + 1 : 0;
 		if (c->ref_after && s->slow >= c->ref_after) {

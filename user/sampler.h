@@ -45,8 +45,11 @@
  *                               tick result asks for a reference window
  *      rate > cap_f          -> rate = cap_f at once (budget, max-events)
  *    A rate change is applied (and reported) when it moves by at least
- *    AT_SAMPLER_MIN_CHANGE relative, or reaches min_rate / max_rate;
- *    at_sampler_rate() always returns the applied rate.
+ *    AT_SAMPLER_MIN_CHANGE relative, reaches min_rate / max_rate, or is a
+ *    cut while the tick's estimate exceeds the budget (the budget is a
+ *    promise, the 5 % only keeps the log short); at_sampler_rate() always
+ *    returns the applied rate. A function starts at AT_SAMPLER_START_EVENTS
+ *    events per second (or the last level) before the first tick sizes it.
  * 4. Cycles (Algorithm 3). A cycle counts the function's hits (population)
  *    and its events (sample) since it started; it ends once it lasted
  *    min_cycle_s and sample >= Cochran's size with the decaying confidence
@@ -75,8 +78,9 @@
 
 #include "model.h"
 
-#define AT_SAMPLER_MIN_CHANGE 0.05 /* relative rate change worth applying */
-#define AT_SAMPLER_RESERVOIR  1024 /* events kept per function and cycle */
+#define AT_SAMPLER_MIN_CHANGE	0.05 /* relative rate change worth applying */
+#define AT_SAMPLER_RESERVOIR	1024 /* events kept per function and cycle */
+#define AT_SAMPLER_START_EVENTS 1000 /* events/s a new function starts with */
 
 struct at_sampler_cfg {
 	double min_rate;      /* default 0.001 (> 0: a rate of 0 never recovers) */
@@ -86,7 +90,7 @@ struct at_sampler_cfg {
 	double coarse_hit_ns; /* calibrated costs, see above; defaults 350, 30, 600 */
 	double attach_hit_ns;
 	double sample_ns;
-	double up_step;	    /* smallest relative increase, default 0.25 */
+	double up_step;	    /* smallest relative increase, default 1 (doubling) */
 	double alpha;	    /* tests, default 0.05 */
 	double margin;	    /* Cochran's e, default 0.05 */
 	double cycle_max_s; /* Algorithm 3's maxLength, default 60 */
