@@ -241,7 +241,8 @@ int at_lilliefors(const double *v, size_t n, double *d, double *p)
 	for (size_t i = 0; i < n; i++)
 		ss += (v[i] - mean) * (v[i] - mean);
 	sd = sqrt(ss / (double)(n - 1));
-	if (!(sd > 0) || !isfinite(sd))
+	/* equal values leave rounding noise in sd: no distribution to test */
+	if (!(sd > 1e-12 * fabs(mean)) || !isfinite(sd))
 		return -1;
 	x = at_xcalloc(n, sizeof(*x));
 	memcpy(x, v, n * sizeof(*x));
