@@ -158,6 +158,18 @@ void at_rel_row_from_entry(struct at_rel_row *r, const struct at_window_entry *e
 	free(hist);
 }
 
+size_t at_rel_rows_from_window(const struct at_window *w, struct at_rel_row **rows)
+{
+	uint64_t all = 0;
+
+	*rows = at_xcalloc(w->n ? w->n : 1, sizeof(**rows));
+	for (uint32_t i = 0; i < w->n; i++)
+		all += w->e[i].c.total_ns;
+	for (uint32_t i = 0; i < w->n; i++)
+		at_rel_row_from_entry(&(*rows)[i], &w->e[i], w->end_ns - w->start_ns, all);
+	return w->n;
+}
+
 /* ---- grouping ---- */
 
 /* The log transform's offset: about one unit of the metric's resolution. */

@@ -148,6 +148,13 @@ void at_rel_row_fill(struct at_rel_row *r, uint32_t id, const struct at_counts *
 void at_rel_row_from_entry(struct at_rel_row *r, const struct at_window_entry *e,
 			   uint64_t interval_ns, uint64_t all_total_ns);
 
+/*
+ * Rows for every entry of a window (the functions active in it), the
+ * share's denominator and the interval taken from the window itself.
+ * *rows is allocated (free() it); returns the number of rows.
+ */
+size_t at_rel_rows_from_window(const struct at_window *w, struct at_rel_row **rows);
+
 const char *at_rel_metric_name(enum at_rel_metric m);
 const char *at_rel_criterion_name(enum at_rel_criterion c);
 const char *at_rel_level_name(enum at_rel_level l); /* "very low" ... "very high" */
@@ -239,7 +246,8 @@ bool at_rel_track_forced(const struct at_rel_track *t, uint32_t id);
  * Feed one interval's results (rows with their active flags, as passed to
  * at_rel_eval). Appends AT_SEL_ENTER / AT_SEL_LEAVE changes to *changes
  * (grown with realloc, *nchanges updated), each with ts_ns = now_ns,
- * rate = 0, and a heap reason the caller owns, e.g. "selected 2 intervals
+ * rate = 0 (fill in at_sampler_add()'s initial rate if you like), and a
+ * heap reason the caller owns, e.g. "selected 2 intervals
  * in a row: latent: very high (p99 5.1 ms)" or "not selected 3 intervals
  * in a row". Returns the number of changes appended.
  */

@@ -64,6 +64,29 @@
  *    against it with at_drift; on drift it returns to DETAIL (AT_SEL_ENTER)
  *    with a fresh cycle history.
  *
+ * How the recorder drives it (with relevance.h):
+ *   start:      at_sampler_defaults(), set budget_pct / max_events / the
+ *               calibrated costs, at_sampler_new(); tr = at_rel_track_new(2, 3);
+ *               at_rel_track_force() each --detail match.
+ *   each coarse interval (window w):
+ *               n = at_rel_rows_from_window(&w, &rows);
+ *               at_rel_eval(expr, rows, n, res, NULL);
+ *               at_rel_track_update(tr, rows, res, n, now, &ch, &nch);
+ *               for each change: ENTER -> rate = at_sampler_add(id, forced,
+ *               &entry counts, interval s), attach if at_sampler_attached();
+ *               LEAVE -> detach if at_sampler_attached(), at_sampler_remove();
+ *               then at_sampler_window(&w, now, &ch, &nch): ENTER -> attach.
+ *   each event: at_sampler_event(ev); ring-buffer failures: at_sampler_dropped().
+ *   each second: at_sampler_tick() with the coarse deltas of the attached
+ *               functions and the target's CPU time; apply every AT_SEL_RATE
+ *               change to the BPF rate map, detach on AT_SEL_LEAVE; if
+ *               want_reference, run the next second with all rates 0 and
+ *               pass it with reference = true, then restore at_sampler_rate().
+ *   all changes go to the trace file's selection log as they are.
+ * ADP's Algorithm 1 (sampling decision with a representativeness check) is
+ * covered by the per-function rates: each function is its own stratum with
+ * its own Bernoulli draw, and the allocation above balances the strata.
+ *
  * Changes are appended as struct at_sel_change (model.h) with a heap reason
  * the caller owns: AT_SEL_RATE for rate changes, AT_SEL_LEAVE / AT_SEL_ENTER
  * for parking and drift. Relevance enter/leave are the caller's (hysteresis
