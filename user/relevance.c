@@ -571,7 +571,8 @@ static int find_name(const struct parser *p, const char *const *names, int n)
 }
 
 /* A unit after a number: scale into the metric's base unit, or fail. */
-static bool parse_unit(struct parser *p, struct node *n)
+/* attached: the word follows the number without a blank ("2ms", "2kg"). */
+static bool parse_unit(struct parser *p, struct node *n, bool attached)
 {
 	static const struct {
 		const char *name;
@@ -585,6 +586,7 @@ static bool parse_unit(struct parser *p, struct node *n)
 	const char *s = p->s + p->t.pos;
 	size_t len;
 	char desc[48];
+	bool known = false;
 
 	if (*s == '%')
 		len = 1;
@@ -595,6 +597,7 @@ static bool parse_unit(struct parser *p, struct node *n)
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strlen(units[i].name) != len || memcmp(s, units[i].name, len))
 			continue;
+		known = true;
 		if (units[i].kind == U_PCT) {
 			if (n->metric == AT_M_ERRORS)
 				n->metric = AT_M_ERRSHARE;
@@ -611,11 +614,10 @@ static bool parse_unit(struct parser *p, struct node *n)
 		next(p);
 		return true;
 	}
-	if (p->t.kind != T_WORD && *s != '%')
+	/* A word after a blank that is no unit belongs to what follows. */
+	if (!known && !attached)
 		return true;
 	tok_desc(p, desc, sizeof(desc));
-	if (*s != '%' && find_name(p, (const char *const[]){"or", "and", "not"}, 3) >= 0)
-		return true;
 	fail(p, p->t.pos, "unit %s does not apply to %s (%s)", desc, metric_names[n->metric],
 	     want == U_TIME		? "times take ns, us, ms or s"
 	     : want == U_PCT		? "a share takes %"
@@ -629,7 +631,7 @@ static struct node *parse_cmp(struct parser *p, enum at_rel_metric m)
 {
 	struct node *n = node_new(N_CMP, NULL, NULL);
 	char desc[48];
-	size_t pos;
+	size_t pos, numlen;
 
 	n->metric = m;
 	next(p);
@@ -651,6 +653,7 @@ static struct node *parse_cmp(struct parser *p, enum at_rel_metric m)
 		return fail(p, pos, "expected a number after '%s', got %s", cmp_names[op], desc);
 	}
 	n->num = strtod(p->s + pos, NULL);
+	numlen = p->t.len;
 	snprintf(n->text, sizeof(n->text), "%.*s", (int)(p->t.len < 16 ? p->t.len : 16),
 		 p->s + pos);
 	if (!isfinite(n->num)) {
@@ -659,7 +662,7 @@ static struct node *parse_cmp(struct parser *p, enum at_rel_metric m)
 	}
 	/* The unit may stick to the number ("2ms") or follow a blank ("2 ms"). */
 	next(p);
-	if (!parse_unit(p, n)) {
+	if (!parse_unit(p, n, p->t.pos == pos + numlen)) {
 		node_free(n);
 		return NULL;
 	}

@@ -229,8 +229,9 @@ void at_sampler_event(struct at_sampler *s, const struct at_event *ev)
 	r = &f->cur;
 	r->seen++;
 	if (r->n < AT_SAMPLER_RESERVOIR) {
-		if (!r->ev)
-			r->ev = at_xcalloc(AT_SAMPLER_RESERVOIR, sizeof(*r->ev));
+		/* grown on demand: rare functions never need the full reservoir */
+		if (!(r->n & (r->n - 1)))
+			r->ev = at_xrealloc(r->ev, r->n ? 2 * r->n : 16, sizeof(*r->ev));
 		ev_copy(&r->ev[r->n++], ev);
 		return;
 	}
@@ -244,7 +245,7 @@ void at_sampler_event(struct at_sampler *s, const struct at_event *ev)
 
 void at_sampler_dropped(struct at_sampler *s, uint32_t id, uint64_t n)
 {
-	if (id < s->n && s->f[id].used)
+	if (id < s->n && s->f[id].used && !s->f[id].parked)
 		s->f[id].dropped += n;
 }
 

@@ -102,7 +102,7 @@
 #include "model.h"
 
 #define AT_SAMPLER_MIN_CHANGE	0.05 /* relative rate change worth applying */
-#define AT_SAMPLER_RESERVOIR	1024 /* events kept per function and cycle */
+#define AT_SAMPLER_RESERVOIR	512  /* events kept per function and cycle (~100 KB) */
 #define AT_SAMPLER_START_EVENTS 1000 /* events/s a new function starts with */
 
 struct at_sampler_cfg {

@@ -99,6 +99,10 @@ static void test_syntax(void)
 	bad("p99 > 5%", "column 8: unit '%' does not apply to p99 (times take ns, us, ms or s)");
 	bad("(latent | frequent", "column 1: '(' is not closed");
 	bad("latent)", "column 7: unexpected ')' (no '(' to close)");
+	bad("calls > 5 latent",
+	    "column 11: expected '|', '&', 'or', 'and' or the end, got 'latent'");
+	bad("calls > 5 ms", "column 11: unit 'ms' does not apply to calls (counts take k, M or G)");
+	parses("calls > 5 and latent", "(calls > 5 & latent)");
 	bad("latent latent", "column 8: expected '|', '&', 'or', 'and' or the end, got 'latent'");
 	bad("latent |", "column 9: expected a criterion or metric, got end of expression");
 	bad("latent # x", "column 8: expected '|', '&', 'or', 'and' or the end, got '#'");

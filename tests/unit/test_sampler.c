@@ -264,11 +264,12 @@ static void test_cycles(void)
 		ended += o.cycles_ended;
 	}
 	c = last(3, AT_SEL_LEAVE);
-	check(ended == 4 &&
-		  starts(c, "profile stationary over 2 cycles, detail parked: stationary: "
-			    "latency KS d 0.00 p 1, arg1 KS d 0.00 p 1 (n 1000 and 1000)") &&
-		  c->ts_ns == 4000000000ULL,
-	      "cycles end at the Cochran size (2 s each); stationary after 2 cycles: parked");
+	check(
+	    ended == 4 &&
+		starts(c,
+		       "profile stationary over 2 cycles, detail parked: stationary: latency KS") &&
+		c->ts_ns == 4000000000ULL,
+	    "cycles end at the Cochran size (2 s each); stationary after 2 cycles: parked");
 	check(!at_sampler_attached(s, 3) && at_sampler_known(s, 3) && at_sampler_rate(s, 3) == 0,
 	      "parked: detach, rate 0, still known");
 	check(!last(4, AT_SEL_LEAVE) && at_sampler_attached(s, 4),
