@@ -440,7 +440,8 @@ size_t at_sampler_tick(struct at_sampler *s, const struct at_sampler_tick *in,
 		s->slow = 0;
 	} else if (nf) {
 		compare_latency(s, in, &equal, &diff, &p);
-		slower = !equal && diff > 0;
+		/* Within the budget a slowdown is the detail cost the user accepted. */
+		slower = !equal && diff > c->budget_pct / 100;
 		snprintf(ps, sizeof(ps), p < 1e-4 ? "p < 1e-4" : "p %.2g", p);
 		for (size_t i = 0; i < in->n; i++) {
 			uint32_t id = in->in[i].id;
@@ -461,10 +462,10 @@ size_t at_sampler_tick(struct at_sampler *s, const struct at_sampler_tick *in,
 			} else {
 				r *= 1 + fmax(fabs(diff), c->up_step);
 				snprintf(
-				    why, sizeof(why),
-				    "latency %+.1f %%, not worse than the detail-off reference "
-				    "(Welch %s)",
-				    100 * diff, ps);
+				    why, sizeof(why), "latency %+.1f %%, %s (Welch %s)", 100 * diff,
+				    !equal && diff > 0 ? "within the budget"
+						       : "not worse than the detail-off reference",
+				    ps);
 			}
 			if (r > cap && cap < c->max_rate) {
 				r = cap;

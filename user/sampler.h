@@ -39,8 +39,9 @@
  *    window). equal = Welch's unpaired t-test across functions does not
  *    reject at alpha (a single function: Welch on its summary statistics);
  *    diff = sum(current) / sum(reference) - 1 (> 0: slower).
- *      equal or diff <= 0 -> rate *= 1 + max(|diff|, up_step), up to cap_f
- *      slower, significantly -> rate *= 1 - min(diff, 0.5), down to min_rate,
+ *      equal, or diff <= budget -> rate *= 1 + max(|diff|, up_step), up to cap_f
+ *      significantly slower by more than the budget (the slowdown the user
+ *      accepted for detail) -> rate *= 1 - min(diff, 0.5), down to min_rate,
  *                               and after ref_after such ticks in a row the
  *                               tick result asks for a reference window
  *      rate > cap_f          -> rate = cap_f at once (budget, max-events)
