@@ -296,6 +296,17 @@ static double fit_level(const struct at_sampler *s, const struct at_sampler_tick
 	return lo;
 }
 
+static bool any_hits(const struct at_sampler *s, const struct at_sampler_tick *in)
+{
+	for (size_t i = 0; i < in->n; i++) {
+		const struct fn *f = find(s, in->in[i].id);
+
+		if (f && !f->parked && in->in[i].hits)
+			return true;
+	}
+	return false;
+}
+
 /* Apply r if it moved enough, reached a bound, or must come down (force). */
 static void push_rate(struct at_sampler *s, uint64_t now, uint32_t id, struct fn *f, double r,
 		      bool force, const char *why, struct at_sel_change **ch, size_t *nch)
@@ -424,7 +435,10 @@ size_t at_sampler_tick(struct at_sampler *s, const struct at_sampler_tick *in,
 	avail = c->budget_pct / 100 * base / dt - attach;
 	lb = fit_level(s, in, avail, 0, true);
 	le = c->max_events ? fit_level(s, in, 0, (double)c->max_events, false) : HUGE_VAL;
-	o.level = s->level = fmin(lb, le);
+	/* With no call at all the level says nothing: keep the last one for new functions. */
+	if (attach > 0 || any_hits(s, in))
+		s->level = fmin(lb, le);
+	o.level = s->level;
 
 	/* 3. the ADP step */
 	if (in->reference) {
@@ -442,7 +456,10 @@ size_t at_sampler_tick(struct at_sampler *s, const struct at_sampler_tick *in,
 		compare_latency(s, in, &equal, &diff, &p);
 		/* Within the budget a slowdown is the detail cost the user accepted. */
 		slower = !equal && diff > c->budget_pct / 100;
-		snprintf(ps, sizeof(ps), p < 1e-4 ? "p < 1e-4" : "p %.2g", p);
+		if (p < 1e-4)
+			snprintf(ps, sizeof(ps), "p < 1e-4");
+		else
+			snprintf(ps, sizeof(ps), "p %.2g", p);
 		for (size_t i = 0; i < in->n; i++) {
 			uint32_t id = in->in[i].id;
 			struct fn *f = find(s, id) ? &s->f[id] : NULL;
