@@ -200,6 +200,15 @@ double at_sampler_rate(const struct at_sampler *s, uint32_t id)
 	return f && !f->parked ? f->rate : 0;
 }
 
+uint64_t at_rate_threshold(double rate)
+{
+	if (!(rate > 0))
+		return 0;
+	if (rate >= 1)
+		return 1ULL << 32;
+	return (uint64_t)llround(rate * 4294967296.0);
+}
+
 static uint64_t rnd(struct at_sampler *s)
 {
 	/* xorshift64*: deterministic, good enough for a reservoir */

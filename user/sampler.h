@@ -152,6 +152,13 @@ bool at_sampler_attached(const struct at_sampler *s, uint32_t id);
 /* Applied rate (0 if unknown or parked). */
 double at_sampler_rate(const struct at_sampler *s, uint32_t id);
 
+/*
+ * A rate as the BPF side can draw it without floating point: a call is
+ * sampled when (u64)bpf_get_prandom_u32() < threshold. 0 -> 0 (never),
+ * 1 -> 2^32 (always), else round(rate * 2^32).
+ */
+uint64_t at_rate_threshold(double rate);
+
 /* One captured call (copied; strings too). Counts toward its cycle. */
 void at_sampler_event(struct at_sampler *s, const struct at_event *ev);
 /* Failed ring-buffer reservations: sampled hits that cost but left no event. */

@@ -306,8 +306,47 @@ static void test_cycles(void)
 	clear();
 }
 
+/*
+ * Thesis Table 4.2: the filter selected ClinicService.findVets() only; at a
+ * 50 % rate half of its calls are traced and no other call is. The draw is
+ * the BPF side's: a uniform u32 below the rate's threshold.
+ */
+static void test_table_4_2(void)
+{
+	static const char *seq[] = {"newVisit", "findAll",     "findVets", "findVets",
+				    "findVets", "updateOwner", "findAll",  "findVets",
+				    "newVisit", "updateOwner", "findVets", "findVets",
+				    "findVets", "updateOwner", "findVets", "findAll"};
+	uint64_t thr = at_rate_threshold(0.5), x = 88172645463325252ULL;
+	unsigned traced = 0, vets = 0;
+
+	for (int rep = 0; rep < 1000; rep++)
+		for (int i = 0; i < 16; i++) {
+			bool sel = !strcmp(seq[i], "findVets");
+			uint32_t u;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			u = (uint32_t)(x >> 32);
+			if (!sel)
+				continue;
+			vets++;
+			if ((uint64_t)u < thr)
+				traced++;
+		}
+	check(at_rate_threshold(0) == 0 && at_rate_threshold(1) == 1ULL << 32 &&
+		  at_rate_threshold(0.5) == 1ULL << 31 && at_rate_threshold(-1) == 0,
+	      "rate thresholds: 0 never, 1 always, 0.5 half of the u32 range");
+	check(vets == 8000 && fabs((double)traced / vets - 0.5) < 0.02,
+	      "Tigris Table 4.2: at 50 %, half of findVets' calls are traced (the others are not "
+	      "drawn)");
+	printf("#   traced %u of %u findVets calls\n", traced, vets);
+}
+
 int main(void)
 {
+	test_table_4_2();
 	test_budget();
 	test_strata();
 	test_max_events();
