@@ -13,6 +13,8 @@
 
 /* Deeper nesting is refused: the parser recurses. */
 #define MAX_DEPTH 64
+/* So are longer expressions: the evaluator recurses along | and & chains. */
+#define MAX_FACTORS 1000
 
 static const char *const metric_names[AT_M_NR] = {
     "calls", "rate", "total", "share", "self",	 "mean",	"p50",
@@ -403,7 +405,7 @@ struct tok {
 struct parser {
 	const char *s;
 	struct tok t;
-	int depth;
+	int depth, factors;
 	char *err;
 	size_t errlen;
 	bool failed;
@@ -678,6 +680,8 @@ static struct node *parse_factor(struct parser *p)
 
 	if (++p->depth > MAX_DEPTH)
 		return fail(p, pos, "expression nested too deeply (over %d levels)", MAX_DEPTH);
+	if (++p->factors > MAX_FACTORS)
+		return fail(p, pos, "expression too long (over %d terms)", MAX_FACTORS);
 	if (p->t.kind == T_NOT || is_word(p, "not")) {
 		next(p);
 		n = parse_factor(p);

@@ -117,6 +117,14 @@ static void test_syntax(void)
 	deep[206] = 0;
 	bad(deep, "column 65: expression nested too deeply (over 64 levels)");
 
+	char *chain = malloc(1002 * 7 + 1);
+
+	chain[0] = 0;
+	for (int i = 0; i < 1001; i++)
+		strcat(chain, i ? " | all" : "all");
+	bad(chain, "column 6001: expression too long (over 1000 terms)");
+	free(chain);
+
 	struct at_rel_expr *e;
 
 	check(!at_rel_parse("none", &e, err, sizeof(err)) && at_rel_is_none(e),
