@@ -191,7 +191,7 @@ static double log_floor(enum at_rel_metric m)
 
 static double xform(enum at_rel_metric m, double v)
 {
-	return log(v + log_floor(m));
+	return log((v > 0 ? v : 0) + log_floor(m));
 }
 
 static int cmp_double(const void *x, const void *y)
@@ -1180,4 +1180,25 @@ size_t at_rel_track_update(struct at_rel_track *t, const struct at_rel_row *rows
 		}
 	}
 	return *nchanges - before;
+}
+
+const char *at_rel_help(void)
+{
+	return "  EXPR selects the functions that get detail, every interval, from the coarse\n"
+	       "  figures of that interval:\n"
+	       "    EXPR := TERM (| TERM)...   TERM := FACTOR (& FACTOR)...   (also: or, and)\n"
+	       "    FACTOR := !FACTOR | (EXPR) | [most|more|less|least] CRITERION\n"
+	       "            | METRIC CMP NUMBER[UNIT] | all | none | default\n"
+	       "    CRITERION: frequent (rate), expensive (share), latent (p99),\n"
+	       "               changeable (cov), error-prone (error share), concurrent,\n"
+	       "               regressed\n"
+	       "    METRIC: calls rate total share self mean p50 p90 p99 max cov errors\n"
+	       "            concurrency;  CMP: < <= > >= == !=\n"
+	       "    UNIT: ns us ms s (times), k M G (counts, rates), % (share, cov,\n"
+	       "          errors as a share of calls)\n"
+	       "  Levels are relative to all functions active in the interval (five groups\n"
+	       "  after Tigris); most = very high, more = high or very high, less = low or\n"
+	       "  very low, least = very low. A function enters detail after 2 selected\n"
+	       "  intervals in a row and leaves after 3 misses.\n"
+	       "  Default: " AT_REL_DEFAULT "\n";
 }

@@ -255,6 +255,9 @@ size_t at_rel_track_update(struct at_rel_track *t, const struct at_rel_row *rows
 			   const struct at_rel_result *res, size_t n, uint64_t now_ns,
 			   struct at_sel_change **changes, size_t *nchanges);
 
+/* The language in a few lines for --help (each line indented two blanks). */
+const char *at_rel_help(void);
+
 /*
  * Append one change to a growing array (ts_ns, id, what, rate and a heap
  * copy of reason, which the caller owns and frees).

@@ -475,6 +475,7 @@ int main(void)
 	test_eval();
 	test_window();
 	test_track();
+	check(strstr(at_rel_help(), AT_REL_DEFAULT) != NULL, "help text shows the default");
 	printf("# %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
