@@ -30,6 +30,7 @@ void at_sampler_defaults(struct at_sampler_cfg *cfg)
 	cfg->min_effect = 0.10;
 	cfg->ref_after = 3;
 	cfg->seed = 1;
+	cfg->drift_alpha = 0.01;
 }
 
 struct reservoir {
@@ -565,7 +566,9 @@ size_t at_sampler_window(struct at_sampler *s, const struct at_window *w, uint64
 			f->have_ref_hist = true;
 			continue;
 		}
-		if (!at_drift(f->ref_hist, hist, s->cfg.alpha, s->cfg.min_effect, why, sizeof(why)))
+		if (!at_drift(f->ref_hist, hist,
+			      s->cfg.drift_alpha > 0 ? s->cfg.drift_alpha : s->cfg.alpha,
+			      s->cfg.min_effect, why, sizeof(why)))
 			continue;
 		f->parked = false;
 		f->have_ref_hist = false;

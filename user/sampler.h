@@ -62,7 +62,7 @@
  * 5. Drift (at_sampler_window, once per coarse interval). A PARKED
  *    function's first full window after parking becomes its reference (the
  *    same measurement conditions: detail off); later windows are tested
- *    against it with at_drift; on drift it returns to DETAIL (AT_SEL_ENTER)
+ *    against it with at_drift at drift_alpha; on drift it returns to DETAIL (AT_SEL_ENTER)
  *    with a fresh cycle history.
  *
  * How the recorder drives it (with relevance.h):
@@ -122,6 +122,8 @@ struct at_sampler_cfg {
 	double min_effect;  /* at_stationary / at_drift effect floor, default 0.10 */
 	uint32_t ref_after; /* slow ticks in a row before asking for a reference, default 3 */
 	uint64_t seed;	    /* reservoir PRNG, default 1 */
+	double drift_alpha; /* drift test level, default 0.01: tested every interval, so a
+			       stricter level keeps parked functions from coming back by chance */
 };
 
 /* Fill cfg with the defaults above. */
