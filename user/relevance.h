@@ -5,7 +5,8 @@
  * traced rows, the evaluator, and the hysteresis that keeps the detailed
  * set from churning. Pure logic: no BPF, no I/O.
  *
- * Language (keywords are lowercase, blanks separate tokens):
+ * Language (keywords are lowercase; blanks are optional around symbols; at
+ * most 64 levels of nesting and 1000 terms):
  *
  *   expr      := term (('|' | 'or') term)*          set union
  *   term      := factor (('&' | 'and') factor)*     set intersection
@@ -58,7 +59,10 @@
  *
  * Rows with no activity in the interval (calls == 0) take no part in the
  * grouping (their zeros would drag the cut points down) and are never
- * selected; for the hysteresis an idle interval is neutral.
+ * selected; for the hysteresis an idle interval is neutral. A metric a row
+ * lacks is NaN (latency of a USDT row, or of a function none of whose calls
+ * returned in the interval): the row takes no part in that metric's
+ * grouping and matches no condition on it, negated ("!latent") or not.
  */
 #ifndef AT_RELEVANCE_H
 #define AT_RELEVANCE_H
