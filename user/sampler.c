@@ -50,6 +50,8 @@ struct fn {
 	uint64_t pop, sample, fed, dropped;
 	uint32_t cycles;
 	uint64_t parked_ns;
+	/* this cycle's population latency (coarse) and sample latency (events) */
+	double pop_sum, pop_n, smp_sum, smp_sumsq, smp_n;
 	struct reservoir cur, prev;
 	uint64_t *ref_hist;
 };
@@ -236,6 +238,9 @@ void at_sampler_event(struct at_sampler *s, const struct at_event *ev)
 		return;
 	f->sample++;
 	f->fed++;
+	f->smp_sum += (double)ev->duration_ns;
+	f->smp_sumsq += (double)ev->duration_ns * (double)ev->duration_ns;
+	f->smp_n++;
 	r = &f->cur;
 	r->seen++;
 	if (r->n < AT_SAMPLER_RESERVOIR) {
@@ -379,6 +384,38 @@ static void compare_latency(const struct at_sampler *s, const struct at_sampler_
 	free(ref);
 }
 
+static void cycle_reset(struct fn *f)
+{
+	f->pop = f->sample = 0;
+	f->cycle_t = 0;
+	f->pop_sum = f->pop_n = f->smp_sum = f->smp_sumsq = f->smp_n = 0;
+}
+
+/*
+ * Algorithm 3's second criterion: the sample's mean latency agrees with the
+ * population's (one-sample t-test, two-sided). A difference under
+ * min_effect relative also passes: the event and coarse clocks differ by a
+ * few ns per call, which a large sample of a steady function would
+ * otherwise call significant forever.
+ */
+static bool representative(const struct at_sampler *s, const struct fn *f)
+{
+	double mu, m, v, t, p;
+
+	if (f->pop_n < 1 || f->smp_n < 2)
+		return true; /* nothing to compare: size alone decides */
+	mu = f->pop_sum / f->pop_n;
+	m = f->smp_sum / f->smp_n;
+	if (mu > 0 && fabs(m - mu) < s->cfg.min_effect * mu)
+		return true;
+	v = fmax(0, f->smp_sumsq / f->smp_n - m * m) * f->smp_n / (f->smp_n - 1);
+	if (!(v > 0))
+		return m == mu;
+	t = (m - mu) / sqrt(v / f->smp_n);
+	p = 2 * at_t_cdf(-fabs(t), f->smp_n - 1);
+	return p >= s->cfg.alpha;
+}
+
 static void end_cycle(struct at_sampler *s, uint64_t now, uint32_t id, struct fn *f,
 		      struct at_sel_change **ch, size_t *nch)
 {
@@ -393,8 +430,7 @@ static void end_cycle(struct at_sampler *s, uint64_t now, uint32_t id, struct fn
 	f->prev = f->cur;
 	memset(&f->cur, 0, sizeof(f->cur));
 	f->has_prev = true;
-	f->pop = f->sample = 0;
-	f->cycle_t = 0;
+	cycle_reset(f);
 	if (!stat || f->forced)
 		return;
 	snprintf(buf, sizeof(buf), "profile stationary over 2 cycles, detail parked: %s", why);
@@ -431,6 +467,8 @@ size_t at_sampler_tick(struct at_sampler *s, const struct at_sampler_tick *in,
 		f->hits_s = (double)x->hits / dt;
 		f->pop += x->hits;
 		f->cycle_t += dt;
+		f->pop_sum += (double)x->sum_ns;
+		f->pop_n += (double)x->returns;
 		D += (double)x->hits * c->attach_hit_ns +
 		     (double)sampled * (f->sample_ns > 0 ? f->sample_ns : c->sample_ns);
 		attach += f->hits_s * c->attach_hit_ns;
@@ -526,7 +564,8 @@ size_t at_sampler_tick(struct at_sampler *s, const struct at_sampler_tick *in,
 		if (!f || f->parked || f->cycle_t < c->min_cycle_s)
 			continue;
 		if (!at_cycle_done(f->cycle_t, c->cycle_max_s, c->margin, AT_CONV_P, f->pop,
-				   f->sample))
+				   f->sample) ||
+		    !representative(s, f))
 			continue;
 		o.cycles_ended++;
 		end_cycle(s, in->now_ns, id, f, changes, nchanges);
@@ -573,8 +612,7 @@ size_t at_sampler_window(struct at_sampler *s, const struct at_window *w, uint64
 		f->parked = false;
 		f->have_ref_hist = false;
 		f->has_prev = false;
-		f->pop = f->sample = 0;
-		f->cycle_t = 0;
+		cycle_reset(f);
 		res_clear(&f->cur);
 		f->hits_s = w->end_ns > w->start_ns
 				? (double)e->c.calls * 1e9 / (double)(w->end_ns - w->start_ns)

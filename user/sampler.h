@@ -55,7 +55,11 @@
  *    and its events (sample) since it started; it ends once it lasted
  *    min_cycle_s and sample >= Cochran's size with the decaying confidence
  *    exp(-t / cycle_max_s), margin e and p = 0.5, finite-corrected by the
- *    population. The sampler keeps a reservoir (AT_SAMPLER_RESERVOIR events,
+ *    population, and the sample is representative: its mean latency
+ *    agrees with the population's (coarse) mean, by a one-sample t-test at
+ *    alpha or within min_effect relative (Algorithm 3's second criterion;
+ *    its third, the balance of request types, holds by construction here:
+ *    every function has its own cycle). The sampler keeps a reservoir (AT_SAMPLER_RESERVOIR events,
  *    uniform) of each cycle. At a cycle's end it compares this cycle with
  *    the previous one (at_stationary); a non-forced function that is
  *    stationary is PARKED (AT_SEL_LEAVE with the reason).

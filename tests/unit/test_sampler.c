@@ -344,6 +344,33 @@ static void test_table_4_2(void)
 	printf("#   traced %u of %u findVets calls\n", traced, vets);
 }
 
+/* Algorithm 3's second criterion: a sample whose mean disagrees with the population's waits. */
+static void test_representative(void)
+{
+	struct at_sampler *s = new_sampler(100, 0);
+	struct at_sampler_out o;
+	struct at_counts ref = ref_counts(500, 1500);
+	struct at_sampler_in in;
+	size_t ended = 0;
+
+	at_sampler_add(s, 6, false, &ref, 1);
+	for (int t = 1; t <= 4; t++) {
+		feed(s, 6, 500, 2); /* events twice as slow as the coarse figures */
+		in = fig(6, 500, 1, 1500);
+		in.sampled = 0;
+		tick(s, (uint64_t)t, &in, 1, &o);
+		ended += o.cycles_ended;
+	}
+	check(ended == 0, "events biased against the population's latency: the cycle does not end");
+	feed(s, 6, 20000, 1); /* mean now 1636 ns, within 10 % of 1500 */
+	in = fig(6, 500, 1, 1500);
+	in.sampled = 0;
+	tick(s, 5, &in, 1, &o);
+	check(o.cycles_ended == 1, "once the sample agrees (within 10 %), it ends");
+	at_sampler_free(s);
+	clear();
+}
+
 int main(void)
 {
 	test_table_4_2();
@@ -352,6 +379,7 @@ int main(void)
 	test_max_events();
 	test_latency();
 	test_cycles();
+	test_representative();
 	printf("# %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
