@@ -312,3 +312,13 @@ char *at_argspec_format(const struct at_argspec *a, char *buf, size_t len)
 #undef PUT
 	return buf;
 }
+
+const char *at_argspec_help(void)
+{
+	return "  --args 'NAME(TYPE,...)[:RTYPE]' declares how to decode NAME's arguments\n"
+	       "  (NAME may be a glob; the first match wins). TYPE: str[:N] (string, N bytes,\n"
+	       "  default 64, at most 256, longer ones marked truncated), int i64 long i32 i16\n"
+	       "  i8, uint u64 ulong u32 u16 u8, ptr, char, bool; '...' captures the other\n"
+	       "  registers raw. At most 6 arguments. RTYPE: a TYPE but str, or void.\n"
+	       "  Undeclared arguments are six raw 64-bit registers.\n";
+}

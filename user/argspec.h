@@ -60,4 +60,7 @@ uint64_t at_argtype_value(const struct at_argtype *t, uint64_t reg);
 /* Print the spec back in canonical form ("parse(str:64,int,ptr,...):int"). */
 char *at_argspec_format(const struct at_argspec *a, char *buf, size_t len);
 
+/* The syntax in a few lines for --help (each line indented two blanks). */
+const char *at_argspec_help(void);
+
 #endif

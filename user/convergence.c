@@ -409,7 +409,7 @@ bool at_drift(const uint64_t *ref, const uint64_t *win, double alpha, double min
 	      size_t whylen)
 {
 	struct at_chi2 r;
-	char ps[24], a[24], b[24];
+	char ps[24], a[24], b[24], c[24], e[24];
 	bool drift;
 
 	if (at_chi2_homog(ref, win, AT_HIST_BUCKETS, &r)) {
@@ -422,10 +422,13 @@ bool at_drift(const uint64_t *ref, const uint64_t *win, double alpha, double min
 		fmt_p(ps, sizeof(ps), r.p);
 		at_fmt_ns(a, sizeof(a), (double)at_hist_quantile(ref, 0.5, 0, 0));
 		at_fmt_ns(b, sizeof(b), (double)at_hist_quantile(win, 0.5, 0, 0));
+		at_fmt_ns(c, sizeof(c), (double)at_hist_quantile(ref, 0.9, 0, 0));
+		at_fmt_ns(e, sizeof(e), (double)at_hist_quantile(win, 0.9, 0, 0));
 		snprintf(
 		    why, whylen,
-		    "latency %s: chi2 %.1f, df %.0f, %s, %.0f %% of calls moved (p50 %s -> %s)",
-		    drift ? "drifted" : "steady", r.stat, r.df, ps, 100 * r.d, a, b);
+		    "latency %s: chi2 %.1f, df %.0f, %s, %.0f %% of calls moved (p50 %s -> %s, "
+		    "p90 %s -> %s)",
+		    drift ? "drifted" : "steady", r.stat, r.df, ps, 100 * r.d, a, b, c, e);
 	}
 	return drift;
 }

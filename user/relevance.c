@@ -13,6 +13,8 @@
 
 /* Deeper nesting is refused: the parser recurses. */
 #define MAX_DEPTH 64
+/* So are longer expressions: the evaluator recurses along | and & chains. */
+#define MAX_FACTORS 1000
 
 static const char *const metric_names[AT_M_NR] = {
     "calls", "rate", "total", "share", "self",	 "mean",	"p50",
@@ -158,6 +160,18 @@ void at_rel_row_from_entry(struct at_rel_row *r, const struct at_window_entry *e
 	free(hist);
 }
 
+size_t at_rel_rows_from_window(const struct at_window *w, struct at_rel_row **rows)
+{
+	uint64_t all = 0;
+
+	*rows = at_xcalloc(w->n ? w->n : 1, sizeof(**rows));
+	for (uint32_t i = 0; i < w->n; i++)
+		all += w->e[i].c.total_ns;
+	for (uint32_t i = 0; i < w->n; i++)
+		at_rel_row_from_entry(&(*rows)[i], &w->e[i], w->end_ns - w->start_ns, all);
+	return w->n;
+}
+
 /* ---- grouping ---- */
 
 /* The log transform's offset: about one unit of the metric's resolution. */
@@ -177,7 +191,7 @@ static double log_floor(enum at_rel_metric m)
 
 static double xform(enum at_rel_metric m, double v)
 {
-	return log(v + log_floor(m));
+	return log((v > 0 ? v : 0) + log_floor(m));
 }
 
 static int cmp_double(const void *x, const void *y)
@@ -241,7 +255,8 @@ int at_lilliefors(const double *v, size_t n, double *d, double *p)
 	for (size_t i = 0; i < n; i++)
 		ss += (v[i] - mean) * (v[i] - mean);
 	sd = sqrt(ss / (double)(n - 1));
-	if (!(sd > 0) || !isfinite(sd))
+	/* equal values leave rounding noise in sd: no distribution to test */
+	if (!(sd > 1e-12 * fabs(mean)) || !isfinite(sd))
 		return -1;
 	x = at_xcalloc(n, sizeof(*x));
 	memcpy(x, v, n * sizeof(*x));
@@ -390,7 +405,7 @@ struct tok {
 struct parser {
 	const char *s;
 	struct tok t;
-	int depth;
+	int depth, factors;
 	char *err;
 	size_t errlen;
 	bool failed;
@@ -558,7 +573,8 @@ static int find_name(const struct parser *p, const char *const *names, int n)
 }
 
 /* A unit after a number: scale into the metric's base unit, or fail. */
-static bool parse_unit(struct parser *p, struct node *n)
+/* attached: the word follows the number without a blank ("2ms", "2kg"). */
+static bool parse_unit(struct parser *p, struct node *n, bool attached)
 {
 	static const struct {
 		const char *name;
@@ -572,6 +588,7 @@ static bool parse_unit(struct parser *p, struct node *n)
 	const char *s = p->s + p->t.pos;
 	size_t len;
 	char desc[48];
+	bool known = false;
 
 	if (*s == '%')
 		len = 1;
@@ -582,6 +599,7 @@ static bool parse_unit(struct parser *p, struct node *n)
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strlen(units[i].name) != len || memcmp(s, units[i].name, len))
 			continue;
+		known = true;
 		if (units[i].kind == U_PCT) {
 			if (n->metric == AT_M_ERRORS)
 				n->metric = AT_M_ERRSHARE;
@@ -598,11 +616,10 @@ static bool parse_unit(struct parser *p, struct node *n)
 		next(p);
 		return true;
 	}
-	if (p->t.kind != T_WORD && *s != '%')
+	/* A word after a blank that is no unit belongs to what follows. */
+	if (!known && !attached)
 		return true;
 	tok_desc(p, desc, sizeof(desc));
-	if (*s != '%' && find_name(p, (const char *const[]){"or", "and", "not"}, 3) >= 0)
-		return true;
 	fail(p, p->t.pos, "unit %s does not apply to %s (%s)", desc, metric_names[n->metric],
 	     want == U_TIME		? "times take ns, us, ms or s"
 	     : want == U_PCT		? "a share takes %"
@@ -616,7 +633,7 @@ static struct node *parse_cmp(struct parser *p, enum at_rel_metric m)
 {
 	struct node *n = node_new(N_CMP, NULL, NULL);
 	char desc[48];
-	size_t pos;
+	size_t pos, numlen;
 
 	n->metric = m;
 	next(p);
@@ -638,6 +655,7 @@ static struct node *parse_cmp(struct parser *p, enum at_rel_metric m)
 		return fail(p, pos, "expected a number after '%s', got %s", cmp_names[op], desc);
 	}
 	n->num = strtod(p->s + pos, NULL);
+	numlen = p->t.len;
 	snprintf(n->text, sizeof(n->text), "%.*s", (int)(p->t.len < 16 ? p->t.len : 16),
 		 p->s + pos);
 	if (!isfinite(n->num)) {
@@ -646,7 +664,7 @@ static struct node *parse_cmp(struct parser *p, enum at_rel_metric m)
 	}
 	/* The unit may stick to the number ("2ms") or follow a blank ("2 ms"). */
 	next(p);
-	if (!parse_unit(p, n)) {
+	if (!parse_unit(p, n, p->t.pos == pos + numlen)) {
 		node_free(n);
 		return NULL;
 	}
@@ -662,6 +680,8 @@ static struct node *parse_factor(struct parser *p)
 
 	if (++p->depth > MAX_DEPTH)
 		return fail(p, pos, "expression nested too deeply (over %d levels)", MAX_DEPTH);
+	if (++p->factors > MAX_FACTORS)
+		return fail(p, pos, "expression too long (over %d terms)", MAX_FACTORS);
 	if (p->t.kind == T_NOT || is_word(p, "not")) {
 		next(p);
 		n = parse_factor(p);
@@ -1160,4 +1180,25 @@ size_t at_rel_track_update(struct at_rel_track *t, const struct at_rel_row *rows
 		}
 	}
 	return *nchanges - before;
+}
+
+const char *at_rel_help(void)
+{
+	return "  EXPR selects the functions that get detail, every interval, from the coarse\n"
+	       "  figures of that interval:\n"
+	       "    EXPR := TERM (| TERM)...   TERM := FACTOR (& FACTOR)...   (also: or, and)\n"
+	       "    FACTOR := !FACTOR | (EXPR) | [most|more|less|least] CRITERION\n"
+	       "            | METRIC CMP NUMBER[UNIT] | all | none | default\n"
+	       "    CRITERION: frequent (rate), expensive (share), latent (p99),\n"
+	       "               changeable (cov), error-prone (error share), concurrent,\n"
+	       "               regressed\n"
+	       "    METRIC: calls rate total share self mean p50 p90 p99 max cov errors\n"
+	       "            concurrency;  CMP: < <= > >= == !=\n"
+	       "    UNIT: ns us ms s (times), k M G (counts, rates), % (share, cov,\n"
+	       "          errors as a share of calls)\n"
+	       "  Levels are relative to all functions active in the interval (five groups\n"
+	       "  after Tigris); most = very high, more = high or very high, less = low or\n"
+	       "  very low, least = very low. A function enters detail after 2 selected\n"
+	       "  intervals in a row and leaves after 3 misses.\n"
+	       "  Default: " AT_REL_DEFAULT "\n";
 }

@@ -5,7 +5,8 @@
  * traced rows, the evaluator, and the hysteresis that keeps the detailed
  * set from churning. Pure logic: no BPF, no I/O.
  *
- * Language (keywords are lowercase, blanks separate tokens):
+ * Language (keywords are lowercase; blanks are optional around symbols; at
+ * most 64 levels of nesting and 1000 terms):
  *
  *   expr      := term (('|' | 'or') term)*          set union
  *   term      := factor (('&' | 'and') factor)*     set intersection
@@ -58,7 +59,10 @@
  *
  * Rows with no activity in the interval (calls == 0) take no part in the
  * grouping (their zeros would drag the cut points down) and are never
- * selected; for the hysteresis an idle interval is neutral.
+ * selected; for the hysteresis an idle interval is neutral. A metric a row
+ * lacks is NaN (latency of a USDT row, or of a function none of whose calls
+ * returned in the interval): the row takes no part in that metric's
+ * grouping and matches no condition on it, negated ("!latent") or not.
  */
 #ifndef AT_RELEVANCE_H
 #define AT_RELEVANCE_H
@@ -147,6 +151,13 @@ void at_rel_row_fill(struct at_rel_row *r, uint32_t id, const struct at_counts *
 /* Same from a window entry (sparse histogram). */
 void at_rel_row_from_entry(struct at_rel_row *r, const struct at_window_entry *e,
 			   uint64_t interval_ns, uint64_t all_total_ns);
+
+/*
+ * Rows for every entry of a window (the functions active in it), the
+ * share's denominator and the interval taken from the window itself.
+ * *rows is allocated (free() it); returns the number of rows.
+ */
+size_t at_rel_rows_from_window(const struct at_window *w, struct at_rel_row **rows);
 
 const char *at_rel_metric_name(enum at_rel_metric m);
 const char *at_rel_criterion_name(enum at_rel_criterion c);
@@ -239,13 +250,17 @@ bool at_rel_track_forced(const struct at_rel_track *t, uint32_t id);
  * Feed one interval's results (rows with their active flags, as passed to
  * at_rel_eval). Appends AT_SEL_ENTER / AT_SEL_LEAVE changes to *changes
  * (grown with realloc, *nchanges updated), each with ts_ns = now_ns,
- * rate = 0, and a heap reason the caller owns, e.g. "selected 2 intervals
+ * rate = 0 (fill in at_sampler_add()'s initial rate if you like), and a
+ * heap reason the caller owns, e.g. "selected 2 intervals
  * in a row: latent: very high (p99 5.1 ms)" or "not selected 3 intervals
  * in a row". Returns the number of changes appended.
  */
 size_t at_rel_track_update(struct at_rel_track *t, const struct at_rel_row *rows,
 			   const struct at_rel_result *res, size_t n, uint64_t now_ns,
 			   struct at_sel_change **changes, size_t *nchanges);
+
+/* The language in a few lines for --help (each line indented two blanks). */
+const char *at_rel_help(void);
 
 /*
  * Append one change to a growing array (ts_ns, id, what, rate and a heap

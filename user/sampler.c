@@ -12,8 +12,6 @@
 
 /* Reference windows with fewer timed calls say too little to compare with. */
 #define MIN_REF_CALLS 30
-/* Events per second a function starts with before the first tick sized the level. */
-#define START_EVENTS 1000
 
 void at_sampler_defaults(struct at_sampler_cfg *cfg)
 {
@@ -24,7 +22,7 @@ void at_sampler_defaults(struct at_sampler_cfg *cfg)
 	cfg->coarse_hit_ns = 350;
 	cfg->attach_hit_ns = 30;
 	cfg->sample_ns = 600;
-	cfg->up_step = 0.25;
+	cfg->up_step = 1.0;
 	cfg->alpha = 0.05;
 	cfg->margin = 0.05;
 	cfg->cycle_max_s = 60;
@@ -32,6 +30,7 @@ void at_sampler_defaults(struct at_sampler_cfg *cfg)
 	cfg->min_effect = 0.10;
 	cfg->ref_after = 3;
 	cfg->seed = 1;
+	cfg->drift_alpha = 0.01;
 }
 
 struct reservoir {
@@ -51,6 +50,8 @@ struct fn {
 	uint64_t pop, sample, fed, dropped;
 	uint32_t cycles;
 	uint64_t parked_ns;
+	/* this cycle's population latency (coarse) and sample latency (events) */
+	double pop_sum, pop_n, smp_sum, smp_sumsq, smp_n;
 	struct reservoir cur, prev;
 	uint64_t *ref_hist;
 };
@@ -134,7 +135,7 @@ static double clampd(double v, double lo, double hi)
 /* The rate a function with h hits per second starts at: its share of the last level. */
 static double start_rate(const struct at_sampler *s, double h)
 {
-	double level = s->level >= 0 ? s->level : START_EVENTS;
+	double level = s->level >= 0 ? s->level : AT_SAMPLER_START_EVENTS;
 
 	if (!(h > 0))
 		return s->cfg.max_rate;
@@ -202,6 +203,15 @@ double at_sampler_rate(const struct at_sampler *s, uint32_t id)
 	return f && !f->parked ? f->rate : 0;
 }
 
+uint64_t at_rate_threshold(double rate)
+{
+	if (!(rate > 0))
+		return 0;
+	if (rate >= 1)
+		return 1ULL << 32;
+	return (uint64_t)llround(rate * 4294967296.0);
+}
+
 static uint64_t rnd(struct at_sampler *s)
 {
 	/* xorshift64*: deterministic, good enough for a reservoir */
@@ -228,11 +238,15 @@ void at_sampler_event(struct at_sampler *s, const struct at_event *ev)
 		return;
 	f->sample++;
 	f->fed++;
+	f->smp_sum += (double)ev->duration_ns;
+	f->smp_sumsq += (double)ev->duration_ns * (double)ev->duration_ns;
+	f->smp_n++;
 	r = &f->cur;
 	r->seen++;
 	if (r->n < AT_SAMPLER_RESERVOIR) {
-		if (!r->ev)
-			r->ev = at_xcalloc(AT_SAMPLER_RESERVOIR, sizeof(*r->ev));
+		/* grown on demand: rare functions never need the full reservoir */
+		if (!(r->n & (r->n - 1)))
+			r->ev = at_xrealloc(r->ev, r->n ? 2 * r->n : 16, sizeof(*r->ev));
 		ev_copy(&r->ev[r->n++], ev);
 		return;
 	}
@@ -246,7 +260,7 @@ void at_sampler_event(struct at_sampler *s, const struct at_event *ev)
 
 void at_sampler_dropped(struct at_sampler *s, uint32_t id, uint64_t n)
 {
-	if (id < s->n && s->f[id].used)
+	if (id < s->n && s->f[id].used && !s->f[id].parked)
 		s->f[id].dropped += n;
 }
 
@@ -297,14 +311,26 @@ static double fit_level(const struct at_sampler *s, const struct at_sampler_tick
 	return lo;
 }
 
+static bool any_hits(const struct at_sampler *s, const struct at_sampler_tick *in)
+{
+	for (size_t i = 0; i < in->n; i++) {
+		const struct fn *f = find(s, in->in[i].id);
+
+		if (f && !f->parked && in->in[i].hits)
+			return true;
+	}
+	return false;
+}
+
+/* Apply r if it moved enough, reached a bound, or must come down (force). */
 static void push_rate(struct at_sampler *s, uint64_t now, uint32_t id, struct fn *f, double r,
-		      const char *why, struct at_sel_change **ch, size_t *nch)
+		      bool force, const char *why, struct at_sel_change **ch, size_t *nch)
 {
 	char buf[256];
 	bool edge = (r == s->cfg.min_rate || r == s->cfg.max_rate) && r != f->rate;
 
 	f->target = r;
-	if (!edge && fabs(r - f->rate) < AT_SAMPLER_MIN_CHANGE * f->rate)
+	if (!edge && !(force && r < f->rate) && fabs(r - f->rate) < AT_SAMPLER_MIN_CHANGE * f->rate)
 		return;
 	snprintf(buf, sizeof(buf), "rate %.4g -> %.4g: %s", f->rate, r, why);
 	f->rate = r;
@@ -358,6 +384,38 @@ static void compare_latency(const struct at_sampler *s, const struct at_sampler_
 	free(ref);
 }
 
+static void cycle_reset(struct fn *f)
+{
+	f->pop = f->sample = 0;
+	f->cycle_t = 0;
+	f->pop_sum = f->pop_n = f->smp_sum = f->smp_sumsq = f->smp_n = 0;
+}
+
+/*
+ * Algorithm 3's second criterion: the sample's mean latency agrees with the
+ * population's (one-sample t-test, two-sided). A difference under
+ * min_effect relative also passes: the event and coarse clocks differ by a
+ * few ns per call, which a large sample of a steady function would
+ * otherwise call significant forever.
+ */
+static bool representative(const struct at_sampler *s, const struct fn *f)
+{
+	double mu, m, v, t, p;
+
+	if (f->pop_n < 1 || f->smp_n < 2)
+		return true; /* nothing to compare: size alone decides */
+	mu = f->pop_sum / f->pop_n;
+	m = f->smp_sum / f->smp_n;
+	if (mu > 0 && fabs(m - mu) < s->cfg.min_effect * mu)
+		return true;
+	v = fmax(0, f->smp_sumsq / f->smp_n - m * m) * f->smp_n / (f->smp_n - 1);
+	if (!(v > 0))
+		return m == mu;
+	t = (m - mu) / sqrt(v / f->smp_n);
+	p = 2 * at_t_cdf(-fabs(t), f->smp_n - 1);
+	return p >= s->cfg.alpha;
+}
+
 static void end_cycle(struct at_sampler *s, uint64_t now, uint32_t id, struct fn *f,
 		      struct at_sel_change **ch, size_t *nch)
 {
@@ -372,8 +430,7 @@ static void end_cycle(struct at_sampler *s, uint64_t now, uint32_t id, struct fn
 	f->prev = f->cur;
 	memset(&f->cur, 0, sizeof(f->cur));
 	f->has_prev = true;
-	f->pop = f->sample = 0;
-	f->cycle_t = 0;
+	cycle_reset(f);
 	if (!stat || f->forced)
 		return;
 	snprintf(buf, sizeof(buf), "profile stationary over 2 cycles, detail parked: %s", why);
@@ -410,6 +467,8 @@ size_t at_sampler_tick(struct at_sampler *s, const struct at_sampler_tick *in,
 		f->hits_s = (double)x->hits / dt;
 		f->pop += x->hits;
 		f->cycle_t += dt;
+		f->pop_sum += (double)x->sum_ns;
+		f->pop_n += (double)x->returns;
 		D += (double)x->hits * c->attach_hit_ns +
 		     (double)sampled * (f->sample_ns > 0 ? f->sample_ns : c->sample_ns);
 		attach += f->hits_s * c->attach_hit_ns;
@@ -424,7 +483,10 @@ size_t at_sampler_tick(struct at_sampler *s, const struct at_sampler_tick *in,
 	avail = c->budget_pct / 100 * base / dt - attach;
 	lb = fit_level(s, in, avail, 0, true);
 	le = c->max_events ? fit_level(s, in, 0, (double)c->max_events, false) : HUGE_VAL;
-	o.level = s->level = fmin(lb, le);
+	/* With no call at all the level says nothing: keep the last one for new functions. */
+	if (attach > 0 || any_hits(s, in))
+		s->level = fmin(lb, le);
+	o.level = s->level;
 
 	/* 3. the ADP step */
 	if (in->reference) {
@@ -440,8 +502,12 @@ size_t at_sampler_tick(struct at_sampler *s, const struct at_sampler_tick *in,
 		s->slow = 0;
 	} else if (nf) {
 		compare_latency(s, in, &equal, &diff, &p);
-		slower = !equal && diff > 0;
-		snprintf(ps, sizeof(ps), p < 1e-4 ? "p < 1e-4" : "p %.2g", p);
+		/* Within the budget a slowdown is the detail cost the user accepted. */
+		slower = !equal && diff > c->budget_pct / 100;
+		if (p < 1e-4)
+			snprintf(ps, sizeof(ps), "p < 1e-4");
+		else
+			snprintf(ps, sizeof(ps), "p %.2g", p);
 		for (size_t i = 0; i < in->n; i++) {
 			uint32_t id = in->in[i].id;
 			struct fn *f = find(s, id) ? &s->f[id] : NULL;
@@ -461,12 +527,12 @@ size_t at_sampler_tick(struct at_sampler *s, const struct at_sampler_tick *in,
 			} else {
 				r *= 1 + fmax(fabs(diff), c->up_step);
 				snprintf(
-				    why, sizeof(why),
-				    "latency %+.1f %%, not worse than the detail-off reference "
-				    "(Welch %s)",
-				    100 * diff, ps);
+				    why, sizeof(why), "latency %+.1f %%, %s (Welch %s)", 100 * diff,
+				    !equal && diff > 0 ? "within the budget"
+						       : "not worse than the detail-off reference",
+				    ps);
 			}
-			if (r > cap) {
+			if (r > cap && cap < c->max_rate) {
 				r = cap;
 				if (lb <= le)
 					snprintf(
@@ -479,8 +545,9 @@ size_t at_sampler_tick(struct at_sampler *s, const struct at_sampler_tick *in,
 						 "max-events %llu/s shared by %zu functions",
 						 (unsigned long long)c->max_events, nf);
 			}
-			push_rate(s, in->now_ns, id, f, clampd(r, c->min_rate, c->max_rate), why,
-				  changes, nchanges);
+			/* over budget by the measurement: even a small cut is applied */
+			push_rate(s, in->now_ns, id, f, clampd(r, c->min_rate, c->max_rate),
+				  o.detail_pct > c->budget_pct, why, changes, nchanges);
 		}
 		s->slow = slower ? s->slow + 1 : 0;
 		if (c->ref_after && s->slow >= c->ref_after) {
@@ -497,7 +564,8 @@ size_t at_sampler_tick(struct at_sampler *s, const struct at_sampler_tick *in,
 		if (!f || f->parked || f->cycle_t < c->min_cycle_s)
 			continue;
 		if (!at_cycle_done(f->cycle_t, c->cycle_max_s, c->margin, AT_CONV_P, f->pop,
-				   f->sample))
+				   f->sample) ||
+		    !representative(s, f))
 			continue;
 		o.cycles_ended++;
 		end_cycle(s, in->now_ns, id, f, changes, nchanges);
@@ -537,13 +605,14 @@ size_t at_sampler_window(struct at_sampler *s, const struct at_window *w, uint64
 			f->have_ref_hist = true;
 			continue;
 		}
-		if (!at_drift(f->ref_hist, hist, s->cfg.alpha, s->cfg.min_effect, why, sizeof(why)))
+		if (!at_drift(f->ref_hist, hist,
+			      s->cfg.drift_alpha > 0 ? s->cfg.drift_alpha : s->cfg.alpha,
+			      s->cfg.min_effect, why, sizeof(why)))
 			continue;
 		f->parked = false;
 		f->have_ref_hist = false;
 		f->has_prev = false;
-		f->pop = f->sample = 0;
-		f->cycle_t = 0;
+		cycle_reset(f);
 		res_clear(&f->cur);
 		f->hits_s = w->end_ns > w->start_ns
 				? (double)e->c.calls * 1e9 / (double)(w->end_ns - w->start_ns)

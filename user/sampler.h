@@ -39,27 +39,58 @@
  *    window). equal = Welch's unpaired t-test across functions does not
  *    reject at alpha (a single function: Welch on its summary statistics);
  *    diff = sum(current) / sum(reference) - 1 (> 0: slower).
- *      equal or diff <= 0 -> rate *= 1 + max(|diff|, up_step), up to cap_f
- *      slower, significantly -> rate *= 1 - min(diff, 0.5), down to min_rate,
+ *      equal, or diff <= budget -> rate *= 1 + max(|diff|, up_step), up to cap_f
+ *      significantly slower by more than the budget (the slowdown the user
+ *      accepted for detail) -> rate *= 1 - min(diff, 0.5), down to min_rate,
  *                               and after ref_after such ticks in a row the
  *                               tick result asks for a reference window
  *      rate > cap_f          -> rate = cap_f at once (budget, max-events)
  *    A rate change is applied (and reported) when it moves by at least
- *    AT_SAMPLER_MIN_CHANGE relative, or reaches min_rate / max_rate;
- *    at_sampler_rate() always returns the applied rate.
+ *    AT_SAMPLER_MIN_CHANGE relative, reaches min_rate / max_rate, or is a
+ *    cut while the tick's estimate exceeds the budget (the budget is a
+ *    promise, the 5 % only keeps the log short); at_sampler_rate() always
+ *    returns the applied rate. A function starts at AT_SAMPLER_START_EVENTS
+ *    events per second (or the last level) before the first tick sizes it.
  * 4. Cycles (Algorithm 3). A cycle counts the function's hits (population)
  *    and its events (sample) since it started; it ends once it lasted
  *    min_cycle_s and sample >= Cochran's size with the decaying confidence
  *    exp(-t / cycle_max_s), margin e and p = 0.5, finite-corrected by the
- *    population. The sampler keeps a reservoir (AT_SAMPLER_RESERVOIR events,
+ *    population, and the sample is representative: its mean latency
+ *    agrees with the population's (coarse) mean, by a one-sample t-test at
+ *    alpha or within min_effect relative (Algorithm 3's second criterion;
+ *    its third, the balance of request types, holds by construction here:
+ *    every function has its own cycle). The sampler keeps a reservoir (AT_SAMPLER_RESERVOIR events,
  *    uniform) of each cycle. At a cycle's end it compares this cycle with
  *    the previous one (at_stationary); a non-forced function that is
  *    stationary is PARKED (AT_SEL_LEAVE with the reason).
  * 5. Drift (at_sampler_window, once per coarse interval). A PARKED
  *    function's first full window after parking becomes its reference (the
  *    same measurement conditions: detail off); later windows are tested
- *    against it with at_drift; on drift it returns to DETAIL (AT_SEL_ENTER)
+ *    against it with at_drift at drift_alpha; on drift it returns to DETAIL (AT_SEL_ENTER)
  *    with a fresh cycle history.
+ *
+ * How the recorder drives it (with relevance.h):
+ *   start:      at_sampler_defaults(), set budget_pct / max_events / the
+ *               calibrated costs, at_sampler_new(); tr = at_rel_track_new(2, 3);
+ *               at_rel_track_force() each --detail match.
+ *   each coarse interval (window w):
+ *               n = at_rel_rows_from_window(&w, &rows);
+ *               at_rel_eval(expr, rows, n, res, NULL);
+ *               at_rel_track_update(tr, rows, res, n, now, &ch, &nch);
+ *               for each change: ENTER -> rate = at_sampler_add(id, forced,
+ *               &entry counts, interval s), attach if at_sampler_attached();
+ *               LEAVE -> detach if at_sampler_attached(), at_sampler_remove();
+ *               then at_sampler_window(&w, now, &ch, &nch): ENTER -> attach.
+ *   each event: at_sampler_event(ev); ring-buffer failures: at_sampler_dropped().
+ *   each second: at_sampler_tick() with the coarse deltas of the attached
+ *               functions and the target's CPU time; apply every AT_SEL_RATE
+ *               change to the BPF rate map, detach on AT_SEL_LEAVE; if
+ *               want_reference, run the next second with all rates 0 and
+ *               pass it with reference = true, then restore at_sampler_rate().
+ *   all changes go to the trace file's selection log as they are.
+ * ADP's Algorithm 1 (sampling decision with a representativeness check) is
+ * covered by the per-function rates: each function is its own stratum with
+ * its own Bernoulli draw, and the allocation above balances the strata.
  *
  * Changes are appended as struct at_sel_change (model.h) with a heap reason
  * the caller owns: AT_SEL_RATE for rate changes, AT_SEL_LEAVE / AT_SEL_ENTER
@@ -75,8 +106,9 @@
 
 #include "model.h"
 
-#define AT_SAMPLER_MIN_CHANGE 0.05 /* relative rate change worth applying */
-#define AT_SAMPLER_RESERVOIR  1024 /* events kept per function and cycle */
+#define AT_SAMPLER_MIN_CHANGE	0.05 /* relative rate change worth applying */
+#define AT_SAMPLER_RESERVOIR	512  /* events kept per function and cycle (~100 KB) */
+#define AT_SAMPLER_START_EVENTS 1000 /* events/s a new function starts with */
 
 struct at_sampler_cfg {
 	double min_rate;      /* default 0.001 (> 0: a rate of 0 never recovers) */
@@ -86,7 +118,7 @@ struct at_sampler_cfg {
 	double coarse_hit_ns; /* calibrated costs, see above; defaults 350, 30, 600 */
 	double attach_hit_ns;
 	double sample_ns;
-	double up_step;	    /* smallest relative increase, default 0.25 */
+	double up_step;	    /* smallest relative increase, default 1 (doubling) */
 	double alpha;	    /* tests, default 0.05 */
 	double margin;	    /* Cochran's e, default 0.05 */
 	double cycle_max_s; /* Algorithm 3's maxLength, default 60 */
@@ -94,6 +126,8 @@ struct at_sampler_cfg {
 	double min_effect;  /* at_stationary / at_drift effect floor, default 0.10 */
 	uint32_t ref_after; /* slow ticks in a row before asking for a reference, default 3 */
 	uint64_t seed;	    /* reservoir PRNG, default 1 */
+	double drift_alpha; /* drift test level, default 0.01: tested every interval, so a
+			       stricter level keeps parked functions from coming back by chance */
 };
 
 /* Fill cfg with the defaults above. */
@@ -123,6 +157,13 @@ bool at_sampler_known(const struct at_sampler *s, uint32_t id);
 bool at_sampler_attached(const struct at_sampler *s, uint32_t id);
 /* Applied rate (0 if unknown or parked). */
 double at_sampler_rate(const struct at_sampler *s, uint32_t id);
+
+/*
+ * A rate as the BPF side can draw it without floating point: a call is
+ * sampled when (u64)bpf_get_prandom_u32() < threshold. 0 -> 0 (never),
+ * 1 -> 2^32 (always), else round(rate * 2^32).
+ */
+uint64_t at_rate_threshold(double rate);
 
 /* One captured call (copied; strings too). Counts toward its cycle. */
 void at_sampler_event(struct at_sampler *s, const struct at_event *ev);

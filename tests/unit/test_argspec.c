@@ -98,6 +98,7 @@ int main(void)
 	      "the first matching glob wins");
 	at_argspec_free(&specs[0]);
 	at_argspec_free(&specs[1]);
+	check(strstr(at_argspec_help(), "str[:N]") != NULL, "help text names the types");
 	printf("# %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

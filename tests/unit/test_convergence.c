@@ -72,6 +72,8 @@ static void test_welch(void)
 		  near(t.df, 6.0, 0.01) && t.p > 0.62 && t.p < 0.64,
 	      "Welch on the thesis's example: t -0.51, df 6.0, p 0.63 (equal)");
 	printf("#   thesis example: t %.4f df %.3f p %.4f\n", t.t, t.df, t.p);
+	check(fabs(2 * at_t_cdf(-8.878, 3) - 0.003) < 0.0005,
+	      "the same example paired (differences 100, 60, 100, 80): t 8.88, df 3, p 0.003");
 	check(!at_welch(a1, 15, a2, 15, &t) && near(t.t, 2.4554, 1e-3) && near(t.df, 24.99, 0.01) &&
 		  near(t.p, 0.0214, 0.0005),
 	      "Welch, textbook example: t 2.46, df 24.99, p 0.021");

@@ -99,6 +99,10 @@ static void test_syntax(void)
 	bad("p99 > 5%", "column 8: unit '%' does not apply to p99 (times take ns, us, ms or s)");
 	bad("(latent | frequent", "column 1: '(' is not closed");
 	bad("latent)", "column 7: unexpected ')' (no '(' to close)");
+	bad("calls > 5 latent",
+	    "column 11: expected '|', '&', 'or', 'and' or the end, got 'latent'");
+	bad("calls > 5 ms", "column 11: unit 'ms' does not apply to calls (counts take k, M or G)");
+	parses("calls > 5 and latent", "(calls > 5 & latent)");
 	bad("latent latent", "column 8: expected '|', '&', 'or', 'and' or the end, got 'latent'");
 	bad("latent |", "column 9: expected a criterion or metric, got end of expression");
 	bad("latent # x", "column 8: expected '|', '&', 'or', 'and' or the end, got '#'");
@@ -112,6 +116,14 @@ static void test_syntax(void)
 	memset(deep + 106, ')', 100);
 	deep[206] = 0;
 	bad(deep, "column 65: expression nested too deeply (over 64 levels)");
+
+	char *chain = malloc(1002 * 7 + 1);
+
+	chain[0] = 0;
+	for (int i = 0; i < 1001; i++)
+		strcat(chain, i ? " | all" : "all");
+	bad(chain, "column 6001: expression too long (over 1000 terms)");
+	free(chain);
 
 	struct at_rel_expr *e;
 
@@ -381,6 +393,29 @@ static void test_eval(void)
 	      "row_fill: a USDT row (no returns) has no latency");
 }
 
+static void test_window(void)
+{
+	struct at_hist_pair h[2] = {{0, 0}, {0, 0}};
+	struct at_window_entry e[2] = {
+	    {.id = 4, .c = {.calls = 10, .returns = 10, .sum_ns = 1000, .total_ns = 1000}},
+	    {.id = 9, .c = {.calls = 30, .returns = 30, .sum_ns = 3000, .total_ns = 3000}},
+	};
+	struct at_window w = {.start_ns = 1000000000, .end_ns = 3000000000, .n = 2, .e = e};
+	struct at_rel_row *rows;
+
+	h[0].bucket = at_hist_bucket(100);
+	h[0].count = 30;
+	e[1].nhist = 1;
+	e[1].hist = h;
+	check(at_rel_rows_from_window(&w, &rows) == 2 && rows[0].id == 4 && rows[1].id == 9 &&
+		  rows[0].m[AT_M_SHARE] == 25 && rows[1].m[AT_M_SHARE] == 75 &&
+		  rows[1].m[AT_M_RATE] == 15 && rows[0].m[AT_M_P99] == 100 &&
+		  rows[1].m[AT_M_P50] >= 100 && rows[1].m[AT_M_P50] < 104,
+	      "rows from a window: ids, shares of the window's total, rate over its length, "
+	      "quantiles");
+	free(rows);
+}
+
 static void test_track(void)
 {
 	struct at_rel_track *t = at_rel_track_new(2, 3);
@@ -438,7 +473,9 @@ int main(void)
 	test_levels();
 	test_default();
 	test_eval();
+	test_window();
 	test_track();
+	check(strstr(at_rel_help(), AT_REL_DEFAULT) != NULL, "help text shows the default");
 	printf("# %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
