@@ -344,6 +344,8 @@ static void report_usage(FILE *f)
 {
 	fputs(
 	    "Usage: adaptrace report FILE [--json] [--sort KEY] [--top N] [--hist GLOB]...\n"
+	    "       adaptrace report FILE --events [GLOB] [--json]\n"
+	    "       adaptrace report FILE --selection [--json]\n"
 	    "\n"
 	    "Print the per-function figures of a recording made by 'adaptrace record'.\n"
 	    "\n"
