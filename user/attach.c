@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +266,55 @@ void at_links_move_up(struct at_links *l)
 		l->fds[i] = fd;
 		if (fd > top)
 			top = fd;
+	}
+}
+
+struct closer {
+	int fd;
+	struct bpf_link *link;
+	pthread_t th;
+	bool started;
+};
+
+static void *close_one(void *p)
+{
+	struct closer *c = p;
+
+	if (c->link)
+		bpf_link__destroy(c->link);
+	else
+		close(c->fd);
+	return NULL;
+}
+
+void at_links_destroy_together(struct at_links *const *sets, size_t nsets)
+{
+	struct closer *c;
+	size_t n = 0, k = 0;
+
+	for (size_t i = 0; i < nsets; i++)
+		n += sets[i]->nfds + sets[i]->nlinks;
+	c = at_xcalloc(n ? n : 1, sizeof(*c));
+	for (size_t i = 0; i < nsets; i++) {
+		for (size_t j = 0; j < sets[i]->nfds; j++)
+			c[k++].fd = sets[i]->fds[j];
+		for (size_t j = 0; j < sets[i]->nlinks; j++)
+			c[k++].link = sets[i]->links[j];
+	}
+	/* Every release starts (and unregisters its consumers) before any waits. */
+	for (k = 0; k < n; k++)
+		c[k].started = pthread_create(&c[k].th, NULL, close_one, &c[k]) == 0;
+	for (k = 0; k < n; k++) {
+		if (c[k].started)
+			pthread_join(c[k].th, NULL);
+		else
+			close_one(&c[k]);
+	}
+	free(c);
+	for (size_t i = 0; i < nsets; i++) {
+		free(sets[i]->fds);
+		free(sets[i]->links);
+		memset(sets[i], 0, sizeof(*sets[i]));
 	}
 }
 

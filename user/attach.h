@@ -53,6 +53,15 @@ int at_attach_uprobes(struct at_links *l, struct bpf_program *prog, bool retprob
 		      const uint64_t *offsets, const uint64_t *cookies, size_t n, pid_t pid,
 		      bool *refused, char *err, size_t errlen);
 void at_links_destroy(struct at_links *l);
+/*
+ * Release several sets of return (or session) links at once, one thread
+ * per link. Each release unregisters its probes and then waits for the
+ * uretprobe SRCU grace period, which cannot end while any return probe
+ * stays attached to a hot function: released one after another, the
+ * first one would wait for the others forever. Together, every probe is
+ * unregistered before any release waits.
+ */
+void at_links_destroy_together(struct at_links *const *sets, size_t nsets);
 
 /*
  * Same with a uprobe session link (6.13+): prog, loaded with expected

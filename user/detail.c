@@ -572,21 +572,34 @@ int at_detail_calibrate(struct at_detail *d, struct bpf_program *coarse_entry,
 	return 0;
 }
 
-void at_detail_detach_returns(struct at_detail *d)
+void at_detail_detach_returns(struct at_detail *d, struct at_links *also)
 {
-	if (!d)
+	struct at_links **sets;
+	size_t n = 0;
+
+	if (!d) {
+		if (also)
+			at_links_destroy(also);
 		return;
-	for (uint32_t id = 0; id < d->o.nsyms; id++) {
-		at_links_destroy(&d->f[id].session);
-		at_links_destroy(&d->f[id].ret);
 	}
+	sets = at_xcalloc(2 * (size_t)d->o.nsyms + 1, sizeof(*sets));
+	if (also)
+		sets[n++] = also;
+	for (uint32_t id = 0; id < d->o.nsyms; id++) {
+		if (d->f[id].session.nfds || d->f[id].session.nlinks)
+			sets[n++] = &d->f[id].session;
+		if (d->f[id].ret.nfds || d->f[id].ret.nlinks)
+			sets[n++] = &d->f[id].ret;
+	}
+	at_links_destroy_together(sets, n);
+	free(sets);
 }
 
 void at_detail_detach(struct at_detail *d)
 {
 	if (!d)
 		return;
-	at_detail_detach_returns(d);
+	at_detail_detach_returns(d, NULL);
 	for (uint32_t id = 0; id < d->o.nsyms; id++) {
 		at_links_destroy(&d->f[id].entry);
 		d->f[id].attached = false;

@@ -108,8 +108,13 @@ int at_detail_calibrate(struct at_detail *d, struct bpf_program *coarse_entry,
 			struct bpf_program *coarse_return, uint32_t spare_id,
 			struct at_detail_costs *out);
 
-/* Release the session and return links (before any entry link, see attach.h). */
-void at_detail_detach_returns(struct at_detail *d);
+struct at_links;
+/*
+ * Release the session and return links, with also (the coarse return
+ * links) at the same time: see at_links_destroy_together(). Before any
+ * entry link. d may be NULL (then only also).
+ */
+void at_detail_detach_returns(struct at_detail *d, struct at_links *also);
 /* Release every detail link, return and session links first. */
 void at_detail_detach(struct at_detail *d);
 /* Recording start for event times, if not known at at_detail_new(). */

@@ -541,10 +541,9 @@ uint64_t at_dctl_finish(struct at_dctl *c, struct at_writer *w, struct at_trace 
 	return dropped;
 }
 
-void at_dctl_detach_returns(struct at_dctl *c)
+void at_dctl_detach_returns(struct at_dctl *c, struct at_links *also)
 {
-	if (c)
-		at_detail_detach_returns(c->d);
+	at_detail_detach_returns(c ? c->d : NULL, also);
 }
 
 void at_dctl_detach(struct at_dctl *c)

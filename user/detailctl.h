@@ -65,7 +65,8 @@ int at_dctl_drain(struct at_dctl *c, struct at_writer *w);
  * into t (dstats) for the closing report. Returns the dropped total.
  */
 uint64_t at_dctl_finish(struct at_dctl *c, struct at_writer *w, struct at_trace *t);
-void at_dctl_detach_returns(struct at_dctl *c);
+/* Detail return/session links and also (coarse return links) together; c may be NULL. */
+void at_dctl_detach_returns(struct at_dctl *c, struct at_links *also);
 void at_dctl_detach(struct at_dctl *c);
 
 #endif

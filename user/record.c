@@ -586,12 +586,13 @@ static int attach_all(struct recorder *r)
  * extends that hold on every new return-probe hit on the thread: while a
  * return probe stays attached to a hot function, another link's release
  * can wait forever. at_links_move_up() gives them the highest descriptors
- * so that an exit by SIGKILL releases them first too.
+ * so that an exit by SIGKILL releases them first too. The detail phase's
+ * return and session links are released together with them, each in its
+ * own thread, since any one of them left attached would hold the others.
  */
 static void detach_all(struct recorder *r)
 {
-	at_dctl_detach_returns(r->dctl);
-	at_links_destroy(&r->return_links);
+	at_dctl_detach_returns(r->dctl, &r->return_links);
 	at_dctl_detach(r->dctl);
 	at_links_destroy(&r->entry_links);
 	bpf_link__destroy(r->exec_link);
