@@ -1,17 +1,27 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * phases: step(i) is busy for 200 us for the first SWITCH seconds, then
- * for 2 ms, until END seconds; it prints "switched=1" when it changes.
+ * phases: step(i) is busy for 150-250 us for the first SWITCH seconds,
+ * then for 1.5-2.5 ms, until END seconds; it prints "switched=1" when it
+ * changes.
  * Usage: phases [SWITCH [END]]   (defaults 8 and 14)
  */
 #include "common.h"
 
 static uint64_t step_ns = 200000;
 
-/* Busy for step_ns: a sleep's wake-up latency would vary with the machine's load. */
+/*
+ * Busy for step_ns +- 25 %, uniformly spread (a sleep's wake-up latency
+ * would vary with the machine's load, and a fixed time would make a
+ * distribution so narrow that a shift of a few hundred ns looks like a
+ * change of profile).
+ */
 TRACED long step(long i)
 {
-	uint64_t end = now_ns() + step_ns;
+	static uint64_t lcg = 12345;
+	uint64_t end;
+
+	lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
+	end = now_ns() + step_ns * 3 / 4 + (lcg >> 33) % (step_ns / 2);
 
 	while (now_ns() < end)
 		OPAQUE();
