@@ -11,14 +11,14 @@
 STR=$TARGETS/strargs
 N=20000
 
-for mode in session fallback; do
-	if [ "$mode" = fallback ]; then
-		export ADAPTRACE_NO_UPROBE_SESSION=1
-		link=uprobe+uretprobe
-	else
-		unset ADAPTRACE_NO_UPROBE_SESSION
-		link=session
-	fi
+for mode in session fallback perf-links; do
+	unset ADAPTRACE_NO_UPROBE_SESSION ADAPTRACE_NO_UPROBE_MULTI
+	link=uprobe+uretprobe
+	case $mode in
+	session) link=session ;;
+	fallback) export ADAPTRACE_NO_UPROBE_SESSION=1 ;;
+	perf-links) export ADAPTRACE_NO_UPROBE_MULTI=1 ;; # one perf-event link per probe
+	esac
 	at_run "$WORK/$mode" record -q -o "$WORK/$mode.data" --select none --detail tick \
 		--detail-rate 1 --ringbuf-size 4096 -- "$STR" burst "$N"
 	expect_eq "$mode: record exits 0" "$RC" 0
