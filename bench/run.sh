@@ -11,6 +11,8 @@
 # Detail phase (issue 4; run with -t 2000 -k none,coarse,detail,budget,bpftrace-args):
 #   detail         adaptrace --detail monitored_method at a fixed rate of 1.0:
 #                  every call's event (args, ret, duration) into the trace file
+#   dfloor         the same link with empty programs (ADAPTRACE_DETAIL_EMPTY=1):
+#                  what the detail link costs before its programs do anything
 #   budget         adaptrace --detail monitored_method --budget 5: the
 #                  adaptive controller keeps detail's slowdown near 5 %
 #   bpftrace-args  bpftrace printing every call's arguments (to a file)
@@ -104,6 +106,9 @@ run_one() {
 	bpftrace) "$BPFTRACE" "$tmp/moo.bt" -c "$MOO ${moo_args[*]}" >"$log" 2>&1 || rc=$? ;;
 	detail) "$ADAPTRACE" record -q -o "$tmp/detail.data" -f monitored_method --select none \
 		--detail monitored_method --detail-rate 1 -- "$MOO" "${moo_args[@]}" >"$log" 2>&1 || rc=$? ;;
+	dfloor) ADAPTRACE_DETAIL_EMPTY=1 "$ADAPTRACE" record -q -o "$tmp/dfloor.data" -f monitored_method \
+		--select none --detail monitored_method --detail-rate 1 -- "$MOO" "${moo_args[@]}" \
+		>"$log" 2>&1 || rc=$? ;;
 	budget) "$ADAPTRACE" record -q -o "$tmp/budget.data" -f monitored_method --select none \
 		--detail monitored_method --budget 5 -- "$MOO" "${moo_args[@]}" >"$log" 2>&1 || rc=$? ;;
 	bpftrace-args) "$BPFTRACE" -o "$tmp/args.out" "$tmp/args.bt" -c "$MOO ${moo_args[*]}" \
@@ -145,7 +150,7 @@ run_one() {
 IFS=, read -r -a cfgs <<<"$configs"
 declare -A vals
 for c in "${cfgs[@]}"; do
-	case $c in none | floor | coarse | bpftrace | detail | budget | bpftrace-args) vals[$c]= ;;
+	case $c in none | floor | coarse | bpftrace | detail | dfloor | budget | bpftrace-args) vals[$c]= ;;
 	*) echo "run.sh: unknown configuration '$c'" >&2; exit 2 ;;
 	esac
 done
@@ -186,6 +191,7 @@ label() {
 	coarse) echo "adaptrace coarse: counts+histograms (T+I+C)" ;;
 	bpftrace) echo "bpftrace 0.17: count()+hist()" ;;
 	detail) echo "adaptrace detail at rate 1.0: every call's event" ;;
+	dfloor) echo "detail link, empty programs (coarse + I of detail)" ;;
 	budget) echo "adaptrace detail --budget 5" ;;
 	bpftrace-args) echo "bpftrace 0.17: printf of every call's args" ;;
 	esac
@@ -225,7 +231,7 @@ label() {
 			printf "Same ratio within each round, median: %s; of the fastest runs: %.2fx.\n", p, (cl - bl) / (fl - bl) }'
 	fi
 	# Detail rows against coarse, per round (adjacent runs) and from the medians.
-	for d in detail budget bpftrace-args; do
+	for d in dfloor detail budget bpftrace-args; do
 		[[ -n ${med[$d]:-} && ${med[$d]} != - && -n ${med[coarse]:-} && ${med[coarse]} != - && -n ${med[none]:-} ]] || continue
 		per=$(paste -d' ' <(tr ' ' '\n' <<<"${vals[none]}") <(tr ' ' '\n' <<<"${vals[coarse]}") \
 			<(tr ' ' '\n' <<<"${vals[$d]}") | awk 'NF==3 && $1+0==$1 && $2+0==$2 && $3+0==$3 && $2>$1 {

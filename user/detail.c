@@ -98,6 +98,8 @@ static int open_load(struct at_detail *d, bool session, char *err, size_t errlen
 	/* Wake the consumer at a quarter full: it drains every interval anyway. */
 	d->wakeup = sz / 4;
 	s->rodata->wakeup_bytes = d->wakeup;
+	/* Hidden, for the benchmark: the cost of the link with empty programs. */
+	s->rodata->empty = at_env_flag("ADAPTRACE_DETAIL_EMPTY");
 	bpf_program__set_autoload(s->progs.detail_session, session);
 	bpf_program__set_autoload(s->progs.detail_entry, !session);
 	bpf_program__set_autoload(s->progs.detail_return, !session);
