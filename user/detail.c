@@ -36,6 +36,7 @@ struct at_detail {
 	bool session;
 	struct dfunc *f;
 	struct ring_buffer *rb;
+	struct bpf_link *exec_link; /* clears a thread's frames when it execs */
 	size_t wakeup;
 	int ncpus;
 	struct at_dcount *cnt; /* per-CPU read buffer */
@@ -173,6 +174,12 @@ struct at_detail *at_detail_new(const struct at_detail_opts *o, char *err, size_
 	}
 	for (uint32_t id = 0; id <= o->nsyms; id++)
 		push_conf(d, id);
+	d->exec_link = bpf_program__attach(d->skel->progs.detail_exec);
+	if (!d->exec_link) {
+		snprintf(err, errlen, "cannot attach to sched_process_exec: %s", strerror(errno));
+		at_detail_free(d);
+		return NULL;
+	}
 	d->rb = ring_buffer__new(bpf_map__fd(d->skel->maps.events), on_event, d, NULL);
 	if (!d->rb) {
 		snprintf(err, errlen, "cannot map the detail ring buffer: %s", strerror(errno));
@@ -619,6 +626,7 @@ void at_detail_free(struct at_detail *d)
 		return;
 	at_detail_detach(d);
 	d->nbatch = 0;
+	bpf_link__destroy(d->exec_link);
 	ring_buffer__free(d->rb);
 	detail_bpf__destroy(d->skel);
 	free(d->batch);
