@@ -25,6 +25,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "argspec.h"
 #include "attach.h"
 #include "coarse.skel.h"
 #include "commands.h"
@@ -105,20 +106,11 @@ static void record_usage(FILE *f)
 	      "\n"
 	      "Detail phase (arguments, return values and durations of sampled calls):\n"
 	      "      --select EXPR    relevance expression choosing, every interval, which\n"
-	      "                       functions get detail probes (default: \"" AT_REL_DEFAULT
-	      "\";\n"
-	      "                       see README \"Relevance and detail\"); a function enters\n"
-	      "                       after 2 selected intervals in a row and leaves after 3\n"
-	      "                       misses; 'none' records the coarse phase only\n"
+	      "                       functions get detail probes (see below); 'none' records\n"
+	      "                       the coarse phase only\n"
 	      "      --detail GLOB    always detail functions matching GLOB (repeatable)\n"
-	      "      --args SPEC      decode arguments: 'NAME(type,...)[:rtype]' with types "
-	      "str[:N],\n"
-	      "                       i8..i64, u8..u64, int (64-bit), uint, ptr, char, bool; N <= "
-	      "256,\n"
-	      "                       two strings per function; longer strings are marked "
-	      "truncated;\n"
-	      "                       undeclared arguments are six raw 64-bit registers "
-	      "(repeatable)\n"
+	      "      --args SPEC      decode a function's arguments (see below; at most two\n"
+	      "                       strings per function); repeatable\n"
 	      "      --budget PCT     slowdown the detail phase may add to the coarse-only run,\n"
 	      "                       kept by the adaptive rate controller (default 5)\n"
 	      "      --max-events N   at most N detail events per second in all\n"
@@ -155,6 +147,10 @@ static void record_usage(FILE *f)
 	      "Exit status: 0, CMD's status with -- CMD, 2 bad usage or input, 3 missing\n"
 	      "privilege or kernel feature, or a write error.\n",
 	      f);
+	fputs("\nRelevance expressions (--select):\n", f);
+	fputs(at_rel_help(), f);
+	fputs("\nArgument declarations (--args):\n", f);
+	fputs(at_argspec_help(), f);
 }
 
 static void not_yet(const char *opt)
