@@ -46,6 +46,7 @@ struct at_dctl {
 	uint64_t all_hits; /* every function's calls since then */
 	double cpu_last;   /* target CPU time at that step, ns; < 0 unknown */
 	bool reference;	   /* this step runs with every rate at 0 */
+	bool stopped;	   /* probes detached: no more selection or rate changes */
 	/* Selection and rate changes not yet written. */
 	struct at_sel_change *log;
 	size_t nlog, logcap;
@@ -481,6 +482,9 @@ int at_dctl_tick(struct at_dctl *c, const struct at_window *win, uint64_t now, s
 
 	if (at_detail_drain(c->d, w) < 0)
 		return -1;
+	/* The last window comes after the detach: nothing may attach again. */
+	if (c->stopped)
+		return at_detail_write_stats(c->d, w);
 	if (c->expr)
 		select_step(c, win, rel);
 	for (uint32_t i = 0; i < win->n; i++) {
@@ -543,11 +547,15 @@ uint64_t at_dctl_finish(struct at_dctl *c, struct at_writer *w, struct at_trace 
 
 void at_dctl_detach_returns(struct at_dctl *c, struct at_links *also)
 {
+	if (c)
+		c->stopped = true;
 	at_detail_detach_returns(c ? c->d : NULL, also);
 }
 
 void at_dctl_detach(struct at_dctl *c)
 {
-	if (c)
+	if (c) {
+		c->stopped = true;
 		at_detail_detach(c->d);
+	}
 }
