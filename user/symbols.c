@@ -471,6 +471,7 @@ static void add_func(struct ctx *c, const GElf_Sym *s, const char *name, uint64_
 	k->f.addr = s->st_value;
 	k->f.size = s->st_size;
 	k->f.offset = off;
+	k->f.start = off;
 	k->f.global = k->rank < 2;
 	if (n > c->img->len - off)
 		n = c->img->len - off;
