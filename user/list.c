@@ -86,10 +86,10 @@ static void print_json_bin(const struct at_target_bin *b, FILE *out)
 		at_json_str(out, f->name);
 		fprintf(out,
 			",\"address\":%lu,\"offset\":%lu,\"size\":%lu,\"entry\":\"%s\","
-			"\"site\":%lu,\"site_reason\":\"%s\"",
+			"\"site\":%lu,\"args_site\":%lu,\"site_reason\":\"%s\"",
 			(unsigned long)f->addr, (unsigned long)f->offset, (unsigned long)f->size,
 			at_entry_kind_str(f->entry), (unsigned long)(f->offset - f->start),
-			at_site_why_str(f->site_why));
+			(unsigned long)(f->args_offset - f->start), at_site_why_str(f->site_why));
 		if (at_site_why_has_at(f->site_why))
 			fprintf(out, ",\"site_reason_at\":%u", f->site_at);
 		fputc('}', out);

@@ -47,7 +47,7 @@ static bool is_control(csh h, const cs_insn *in)
 }
 
 /* What an instruction before the site would spoil, or 0 if nothing. */
-static enum at_site_why spoils(csh h, const cs_insn *in)
+static enum at_site_why spoils(csh h, const cs_insn *in, bool args)
 {
 	cs_regs rd, wr;
 	uint8_t nrd = 0, nwr = 0;
@@ -59,7 +59,7 @@ static enum at_site_why spoils(csh h, const cs_insn *in)
 	for (uint8_t i = 0; i < nwr; i++) {
 		if (reg_in(wr[i], sp_regs, sizeof(sp_regs) / sizeof(sp_regs[0])))
 			return AT_SITE_SP_MOVES;
-		if (reg_in(wr[i], arg_regs, sizeof(arg_regs) / sizeof(arg_regs[0])))
+		if (args && reg_in(wr[i], arg_regs, sizeof(arg_regs) / sizeof(arg_regs[0])))
 			return AT_SITE_ARG_WRITTEN;
 	}
 	return 0;
@@ -71,7 +71,7 @@ static size_t span(size_t size, size_t off)
 }
 
 /* The first emulated instruction of the entry sequence, or 0 with why. */
-static uint32_t find_candidate(csh h, cs_insn *in, const uint8_t *code, size_t size,
+static uint32_t find_candidate(csh h, cs_insn *in, const uint8_t *code, size_t size, bool args,
 			       struct at_site *out)
 {
 	const uint8_t *p = code;
@@ -89,7 +89,7 @@ static uint32_t find_candidate(csh h, cs_insn *in, const uint8_t *code, size_t s
 			out->at = off;
 			return 0;
 		}
-		why = spoils(h, in);
+		why = spoils(h, in, args);
 		if (why) {
 			out->why = why;
 			out->at = off;
@@ -137,7 +137,7 @@ static bool branch_into(csh h, cs_insn *in, const uint8_t *code, size_t size, ui
 	return false;
 }
 
-void at_place_site(const uint8_t *code, size_t size, struct at_site *out)
+void at_place_site(const uint8_t *code, size_t size, bool args, struct at_site *out)
 {
 	enum at_entry_kind first = at_classify_entry(code, size < 16 ? size : 16);
 	cs_insn *in = NULL;
@@ -157,7 +157,7 @@ void at_place_site(const uint8_t *code, size_t size, struct at_site *out)
 	}
 	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
 	in = cs_malloc(h);
-	site = in ? find_candidate(h, in, code, size, out) : 0;
+	site = in ? find_candidate(h, in, code, size, args, out) : 0;
 	if (site && !branch_into(h, in, code, size, site, out)) {
 		out->off = site;
 		out->kind = AT_ENTRY_EMULATED;
@@ -214,6 +214,8 @@ int at_elf_place(struct at_elf *e, const size_t *idx, size_t n)
 		struct at_site s;
 		ssize_t got;
 
+		f->args_offset = f->offset;
+		f->args_entry = f->entry;
 		if (f->entry != AT_ENTRY_SSTEP || f->offset != f->start) {
 			f->site_why = f->entry == AT_ENTRY_EMULATED  ? AT_SITE_FIRST_CHEAP
 				      : f->entry == AT_ENTRY_REFUSED ? AT_SITE_FIRST_REFUSED
@@ -234,7 +236,12 @@ int at_elf_place(struct at_elf *e, const size_t *idx, size_t n)
 			f->site_why = AT_SITE_UNDECODABLE;
 			continue;
 		}
-		at_place_site(buf, f->size, &s);
+		/* The strict site serves both phases unless an argument write stopped it. */
+		at_place_site(buf, f->size, true, &s);
+		f->args_offset = f->start + s.off;
+		f->args_entry = s.kind;
+		if (s.why == AT_SITE_ARG_WRITTEN)
+			at_place_site(buf, f->size, false, &s);
 		f->offset = f->start + s.off;
 		f->entry = s.kind;
 		f->site_why = s.why;

@@ -10,9 +10,11 @@
  * these hold, so that counts, latencies and captured arguments stay the
  * same as with the probe on the first instruction:
  *  - no instruction before it moves the stack pointer (the return probe
- *    reads the return address at the stack pointer when the entry fires);
- *  - no instruction before it writes an argument register (the detail
- *    phase reads the arguments at the site), or transfers control;
+ *    reads the return address at the stack pointer when the entry fires),
+ *    or transfers control;
+ *  - for the detail phase's site only (it reads the arguments there), no
+ *    instruction before it writes an argument register. The coarse site
+ *    may move past such writes, so a function can have two sites;
  *  - no direct branch or call in the function lands after its start and at
  *    or before the site (that would count a call that did not happen); the
  *    whole function is decoded to check this. One landing on the start is
@@ -49,16 +51,18 @@ struct at_site {
 };
 
 /*
- * Choose the site in code[0..size), the bytes of one x86-64 function.
- * Never fails: when in doubt the site is the first instruction.
+ * Choose the site in code[0..size), the bytes of one x86-64 function; with
+ * args, one where the argument registers still hold the arguments. Never
+ * fails: when in doubt the site is the first instruction.
  */
-void at_place_site(const uint8_t *code, size_t size, struct at_site *out);
+void at_place_site(const uint8_t *code, size_t size, bool args, struct at_site *out);
 
 struct at_elf;
 
 /*
  * Place the probe sites of the functions idx[0..n) of e, reading their code
- * from e->path: sets offset, entry, site_why and site_at. Non-x86-64 files
+ * from e->path: sets offset and entry (the coarse site), args_offset and
+ * args_entry (the detail site), site_why and site_at. Non-x86-64 files
  * and unreadable code keep the first instruction. Returns 0, or -1 when
  * the file cannot be read (sites unchanged).
  */

@@ -63,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	{
 		struct at_site site;
 
-		at_place_site(data, size, &site);
+		at_place_site(data, size, size & 1, &site);
 		if (site.off >= (size ? size : 1) && site.off)
 			abort();
 	}
@@ -80,6 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			const struct at_elf_func *f = &e.funcs[i];
 
 			if (f->offset < f->start || f->offset - f->start >= f->size ||
+			    f->args_offset < f->start || f->args_offset > f->offset ||
 			    f->entry > AT_ENTRY_REFUSED)
 				abort();
 		}

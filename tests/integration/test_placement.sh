@@ -23,6 +23,12 @@ expect_eq "nap_1ms: offset minus site is the function's (st_value = file offset 
 	"$(jq -r '.binaries[].functions[] | select(.name == "nap_1ms") | .offset - .site' \
 		"$WORK/list.out")" \
 	"$((16#$(objdump -d "$CET" | awk '/<nap_1ms>:$/ { print $1; exit }')))"
+# maybe_fail computes on %edi before its first emulated instruction: the
+# coarse site moves past that, the detail site (arguments intact) does not.
+expect_cmp "maybe_fail: coarse site moved past argument writes" \
+	"$(site "$WORK/list.out" maybe_fail site)" -gt 4
+expect_eq "maybe_fail: detail site is the first instruction" \
+	"$(site "$WORK/list.out" maybe_fail args_site)" 0
 at_run "$WORK/list0" list -b "$CET" --json --no-site-opt
 expect_eq "--no-site-opt: nap_1ms site is the first instruction" \
 	"$(site "$WORK/list0.out" nap_1ms site)" 0
@@ -30,7 +36,7 @@ expect_eq "--no-site-opt: nap_1ms entry is single-stepped" \
 	"$(site "$WORK/list0.out" nap_1ms entry)" single-step
 at_run "$WORK/listp" list -b "$CET"
 expect_match "list says how many sites moved" "$(cat "$WORK/listp.err")" \
-	'12 probe sites moved to avoid single-stepping'
+	'14 probe sites moved to avoid single-stepping'
 
 # record_as MODE PREFIX CMD...: record -- CMD with placement (MODE placed)
 # or without (first) into PREFIX.data, then its report into PREFIX.json.

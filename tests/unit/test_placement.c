@@ -120,13 +120,22 @@ int main(void)
 		struct at_site s;
 		char name[160];
 
-		at_place_site(t->code, t->len, &s);
+		at_place_site(t->code, t->len, true, &s);
 		snprintf(name, sizeof(name), "%s (site +%u %s, why %s at +%u)", t->name, s.off,
 			 s.kind == AT_ENTRY_EMULATED ? "emulated" : "not emulated",
 			 at_site_why_str(s.why), s.at);
 		check(s.off == t->off && s.kind == t->kind && s.why == t->why &&
 			  (!at_site_why_has_at(s.why) || s.at == t->at),
 		      name);
+	}
+	/* The coarse site may move past an argument write; the detail one not. */
+	{
+		const uint8_t code[] = {ENDBR, 0xbe, 0x01, 0x00, 0x00, 0x00, PUSH_RBP, POP_RBP, RET};
+		struct at_site s;
+
+		at_place_site(code, sizeof(code), false, &s);
+		check(s.off == 9 && s.why == AT_SITE_MOVED,
+		      "coarse site moves past mov $1,%esi onto the push");
 	}
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
