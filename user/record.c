@@ -43,6 +43,7 @@ struct rec_opts {
 	double interval;
 	bool quiet;
 	bool empty_probes; /* benchmark floor: empty programs, no file figures */
+	bool entry_only;   /* benchmark: empty entry programs and no return probes */
 };
 
 /* Why the main loop stopped. */
@@ -98,6 +99,10 @@ static void record_usage(FILE *f)
 	      "  -x, --exclude GLOB   leave out functions matching GLOB (repeatable)\n"
 	      "  -l, --lib LIB        add a shared library, by path or by name as in the\n"
 	      "                       process's maps (-l libc); all its functions unless -f\n"
+	      "      --no-site-opt    probe every function's first instruction (default: move\n"
+	      "                       the probe past a single-stepped endbr64 or similar onto\n"
+	      "                       the first emulated instruction when that is provably\n"
+	      "                       equivalent; see 'adaptrace list' for each site)\n"
 	      "\n"
 	      "Recording:\n"
 	      "  -o, --output FILE    trace file (default adaptrace.data, mode 0600; an existing\n"
@@ -134,7 +139,7 @@ static void not_yet(const char *opt)
 
 static void parse_opts(int argc, char **argv, struct rec_opts *o)
 {
-	enum { OPT_INTERVAL = 256, OPT_EMPTY, OPT_LATER };
+	enum { OPT_INTERVAL = 256, OPT_EMPTY, OPT_EMPTY_ENTRY, OPT_LATER, OPT_NO_SITE_OPT };
 	static const struct option opts[] = {
 	    {"pid", required_argument, NULL, 'p'},
 	    {"binary", required_argument, NULL, 'b'},
@@ -146,6 +151,8 @@ static void parse_opts(int argc, char **argv, struct rec_opts *o)
 	    {"interval", required_argument, NULL, OPT_INTERVAL},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"empty-probes", no_argument, NULL, OPT_EMPTY},
+	    {"empty-entry-probes", no_argument, NULL, OPT_EMPTY_ENTRY},
+	    {"no-site-opt", no_argument, NULL, OPT_NO_SITE_OPT},
 	    {"usdt", required_argument, NULL, 'u'},
 	    {"select", required_argument, NULL, OPT_LATER},
 	    {"detail", required_argument, NULL, OPT_LATER},
@@ -199,6 +206,12 @@ static void parse_opts(int argc, char **argv, struct rec_opts *o)
 			break;
 		case OPT_EMPTY:
 			o->empty_probes = true;
+			break;
+		case OPT_EMPTY_ENTRY:
+			o->empty_probes = o->entry_only = true;
+			break;
+		case OPT_NO_SITE_OPT:
+			o->t.no_site_opt = true;
 			break;
 		case 'u':
 			not_yet("-u (USDT probes)");
@@ -475,7 +488,7 @@ static int attach_all(struct recorder *r)
 	}
 
 	/* All return links before all entry links: see detach_all(). */
-	for (int pass = 0; pass < 2 && !err; pass++) {
+	for (int pass = r->o->entry_only; pass < 2 && !err; pass++) {
 		id = 0;
 		for (size_t b = 0; b < r->tgt.nbins && !err; b++)
 			err = attach_binary(r, &r->tgt.bins[b], pass == 0, pid, &id);
