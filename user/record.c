@@ -34,6 +34,7 @@
 #include "target.h"
 #include "tracefile.h"
 #include "util.h"
+#include "watch.h"
 
 struct rec_opts {
 	struct at_target_opts t;
@@ -53,6 +54,7 @@ enum stop_reason {
 	STOP_SIGNAL,
 	STOP_TARGET_EXIT,
 	STOP_WRITE_ERROR,
+	STOP_TARGET_EXEC, /* the -p process executed another program */
 };
 
 struct recorder {
@@ -63,6 +65,8 @@ struct recorder {
 	struct bpf_link *exec_link;
 	size_t nrefused; /* selected, but the kernel will not probe them */
 	struct at_stats_reader *stats;
+	struct at_watch *watch; /* replaced binaries, exec of the target */
+	char exec_path[256];	/* what the target executed */
 	struct at_writer *w;
 	/* In-memory copy of what the file holds, for the closing report. */
 	struct at_trace t;
@@ -535,6 +539,27 @@ static int tick(struct recorder *r, uint64_t now)
 	return err;
 }
 
+/*
+ * Once per interval: warn about binaries replaced on disk, and stop when a
+ * -p process executes another program (none of its probes can fire any
+ * more). A -- CMD that does so is only warned about: it ends the recording
+ * when it exits, as always.
+ */
+static void watch_target(struct recorder *r)
+{
+	at_watch_replaced(r->watch);
+	if (r->exec_path[0] || !at_watch_exec(r->watch, r->exec_path, sizeof(r->exec_path)))
+		return;
+	if (r->o->cmd) {
+		at_warn("command %s executed %s, which is not traced; recording until it exits",
+			r->o->cmd[0], r->exec_path);
+		return;
+	}
+	at_err("process %d executed %s: the traced program is gone; stopping", (int)r->tgt.pid,
+	       r->exec_path);
+	r->stop = STOP_TARGET_EXEC;
+}
+
 static int pidfd_open_compat(pid_t pid)
 {
 	return (int)syscall(SYS_pidfd_open, pid, 0);
@@ -605,6 +630,8 @@ static void run_loop(struct recorder *r, int sfd)
 			if (read(tfd, &expirations, sizeof(expirations)) > 0 &&
 			    tick(r, at_now_ns()))
 				r->stop = STOP_WRITE_ERROR;
+			else
+				watch_target(r);
 		}
 	}
 	close(tfd);
@@ -633,6 +660,9 @@ static const char *stop_text(const struct recorder *r, char *buf, size_t len)
 		break;
 	case STOP_WRITE_ERROR:
 		snprintf(buf, len, "write error");
+		break;
+	case STOP_TARGET_EXEC:
+		snprintf(buf, len, "process %d executed %s", (int)r->tgt.pid, r->exec_path);
 		break;
 	default:
 		snprintf(buf, len, "stopped");
@@ -667,7 +697,7 @@ static int finish(struct recorder *r)
 {
 	uint64_t t = at_now_ns();
 	struct at_end *end = &r->t.end;
-	char reason[128];
+	char reason[400];
 	int rc = AT_EXIT_OK;
 
 	detach_all(r);
@@ -714,6 +744,7 @@ static void recorder_free(struct recorder *r)
 	if (r->w)
 		at_writer_close(r->w);
 	at_stats_reader_free(r->stats);
+	at_watch_free(r->watch);
 	coarse_bpf__destroy(r->skel);
 	at_profile_set_free(&r->ps);
 	at_trace_free(&r->t);
@@ -811,6 +842,7 @@ int cmd_record(int argc, char **argv)
 		       "Ctrl-C to stop",
 		       nprobed, r.tgt.nbins, r.tgt.nbins == 1 ? "y" : "ies",
 		       r.tgt.bins[0].display_path);
+	r.watch = at_watch_new(&r.tgt, o.cmd ? r.child : r.tgt.pid);
 	release_child(&r);
 
 	run_loop(&r, sfd);
