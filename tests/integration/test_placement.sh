@@ -54,9 +54,7 @@ record_as()
 # record both ways: the same counts, exactly, and the target's own figures.
 for mode in placed first; do
 	record_as "$mode" "$WORK/$mode" "$CET"
-	while IFS='=' read -r name count; do
-		expect_eq "$mode: calls of $name" "$(fn "$WORK/$mode.json" "$name" calls)" "$count"
-	done < <(grep -E '^[a-z_0-9]+=[0-9]+$' "$WORK/$mode.out")
+	counts_match "$mode" "$WORK/$mode.json" "$WORK/$mode.out"
 	expect_eq "$mode: errors of maybe_fail" "$(fn "$WORK/$mode.json" maybe_fail errors)" \
 		"$(kv "$WORK/$mode.out" maybe_fail:errors)"
 	for f in nap_1ms nap_10ms; do
