@@ -13,7 +13,7 @@ ARCH_INC := /usr/include/$(shell uname -m)-linux-gnu
 CFLAGS ?= -O2 -g
 AT_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-Iinclude -Iuser -I$(OUT) -DAT_VERSION='"$(VERSION)"' -D_GNU_SOURCE
-LDLIBS := -lbpf -lelf -lz -lm
+LDLIBS := -lbpf -lelf -lz -lm -lcapstone
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
 	-Iinclude -Ivmlinux -I$(ARCH_INC)

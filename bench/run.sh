@@ -16,6 +16,9 @@
 #   budget         adaptrace --detail monitored_method --budget 5: the
 #                  adaptive controller keeps detail's slowdown near 5 %
 #   bpftrace-args  bpftrace printing every call's arguments (to a file)
+#   entry     an empty entry program alone (no return probe): one uprobe hit
+#   floor-nosite, coarse-nosite, entry-nosite: the same with --no-site-opt
+#             (probe on the first instruction even when it is single-stepped)
 #
 # "cost above no-probes" = ns/call(config) - ns/call(none); "x floor" is that
 # cost divided by the floor's. The goal: adaptrace coarse <= 1.15x the floor.
@@ -30,14 +33,15 @@
 #   -o  also keep the raw per-run lines and the table in this directory
 #   -k  configurations to run (default none,floor,coarse,bpftrace)
 # Environment: ADAPTRACE (default ./adaptrace at the top of the repo),
-# BPFTRACE (default bpftrace). Needs root.
+# BPFTRACE (default bpftrace), MOO (the workload, default bench/build/moobench;
+# bench/placement.sh uses the -fcf-protection build). Needs root.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 ADAPTRACE=${ADAPTRACE:-$top/adaptrace}
 BPFTRACE=${BPFTRACE:-bpftrace}
-MOO=$here/build/moobench
+MOO=${MOO:-$here/build/moobench}
 
 runs=5 calls=200000 depth=10 mtime=0 cpu=1 outdir= configs=none,floor,coarse,bpftrace
 usage() { sed -n '/^# Usage:/,/^# Environment/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
@@ -96,13 +100,16 @@ EOF
 # run_one CONFIG LOG: runs the workload once; prints its ns_per_call median
 # (or "fail") and leaves everything it printed in LOG.
 run_one() {
-	local cfg=$1 log=$2 rc=0
+	local cfg=$1 log=$2 rc=0 site=
+	[[ $cfg == *-nosite ]] && site=--no-site-opt
 	case $cfg in
 	none) "$MOO" "${moo_args[@]}" >"$log" 2>&1 || rc=$? ;;
-	floor) "$ADAPTRACE" record --empty-probes -q -o "$tmp/floor.data" -f monitored_method \
-		-- "$MOO" "${moo_args[@]}" >"$log" 2>&1 || rc=$? ;;
-	coarse) "$ADAPTRACE" record -q -o "$tmp/coarse.data" -f monitored_method \
-		-- "$MOO" "${moo_args[@]}" >"$log" 2>&1 || rc=$? ;;
+	entry | entry-nosite) "$ADAPTRACE" record --empty-entry-probes $site -q -o "$tmp/floor.data" \
+		-f monitored_method -- "$MOO" "${moo_args[@]}" >"$log" 2>&1 || rc=$? ;;
+	floor | floor-nosite) "$ADAPTRACE" record --empty-probes $site -q -o "$tmp/floor.data" \
+		-f monitored_method -- "$MOO" "${moo_args[@]}" >"$log" 2>&1 || rc=$? ;;
+	coarse | coarse-nosite) "$ADAPTRACE" record $site -q -o "$tmp/coarse.data" \
+		-f monitored_method -- "$MOO" "${moo_args[@]}" >"$log" 2>&1 || rc=$? ;;
 	bpftrace) "$BPFTRACE" "$tmp/moo.bt" -c "$MOO ${moo_args[*]}" >"$log" 2>&1 || rc=$? ;;
 	detail) "$ADAPTRACE" record -q -o "$tmp/detail.data" -f monitored_method --select none \
 		--detail monitored_method --detail-rate 1 -- "$MOO" "${moo_args[@]}" >"$log" 2>&1 || rc=$? ;;
@@ -122,7 +129,7 @@ run_one() {
 	fi
 	# Check that the tracer saw every call, so that a cheap row is not a broken one.
 	case $cfg in
-	coarse)
+	coarse*)
 		local c
 		c=$("$ADAPTRACE" report --json "$tmp/coarse.data" 2>/dev/null |
 			grep -o '"name": *"monitored_method"[^}]*"calls": *[0-9]*' |
@@ -150,7 +157,7 @@ run_one() {
 IFS=, read -r -a cfgs <<<"$configs"
 declare -A vals
 for c in "${cfgs[@]}"; do
-	case $c in none | floor | coarse | bpftrace | detail | dfloor | budget | bpftrace-args) vals[$c]= ;;
+	case $c in none | floor | coarse | bpftrace | detail | dfloor | budget | bpftrace-args | floor-nosite | coarse-nosite | entry | entry-nosite) vals[$c]= ;;
 	*) echo "run.sh: unknown configuration '$c'" >&2; exit 2 ;;
 	esac
 done
@@ -194,6 +201,10 @@ label() {
 	dfloor) echo "detail link, empty programs (coarse + I of detail)" ;;
 	budget) echo "adaptrace detail --budget 5" ;;
 	bpftrace-args) echo "bpftrace 0.17: printf of every call's args" ;;
+	floor-nosite) echo "empty programs, --no-site-opt" ;;
+	entry) echo "empty entry program only" ;;
+	entry-nosite) echo "empty entry program only, --no-site-opt" ;;
+	coarse-nosite) echo "adaptrace coarse, --no-site-opt" ;;
 	esac
 }
 {

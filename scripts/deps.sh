@@ -1,7 +1,7 @@
 #!/bin/sh
 # Install the Debian packages adaptrace needs to build and test, if missing.
 set -eu
-PKGS="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libclang-rt-14-dev jq
+PKGS="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcapstone-dev redis-server redis-tools libclang-rt-14-dev jq
 python3 util-linux binutils"
 missing=""
 for p in $PKGS; do

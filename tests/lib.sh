@@ -256,6 +256,17 @@ fn_sum()
 		"$1" 2>/dev/null || echo missing
 }
 
+# counts_match LABEL JSON TARGET-STDOUT: every "name=count" line is exact.
+counts_match()
+{
+	local label=$1 json=$2 out=$3 name count n=0
+	while IFS='=' read -r name count; do
+		expect_eq "$label: calls of $name" "$(fn "$json" "$name" calls)" "$count"
+		n=$((n + 1))
+	done < <(grep -E '^[a-z_0-9]+=[0-9]+$' "$out")
+	[ "$n" -gt 0 ] || fail "$label: the target printed its counts" "$(head -n 5 "$out")"
+}
+
 # kv FILE KEY: value of a "KEY=VALUE" line printed by a target.
 kv()
 {

@@ -1,6 +1,7 @@
 # Test programs for the integration tests (included by tests/Makefile).
 # Each targets/NAME.c builds to build/targets/NAME; simple.c also builds as
-# PIE, non-PIE and stripped (.dynsym only) variants, and libuser links
+# PIE, non-PIE and stripped (.dynsym only) variants, mt also with
+# -fcf-protection (mt_cet), and libuser links
 # against the shared library libattest.so.
 TARGET_CFLAGS := -O1 -g -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -pthread
 TARGET_HDRS := targets/common.h
@@ -8,7 +9,7 @@ TD := $(B)/targets
 
 TARGET_PROGS := $(filter-out libattest libuser,$(patsubst targets/%.c,%,$(wildcard targets/*.c)))
 TARGETS := $(addprefix $(TD)/,$(TARGET_PROGS) simple_pie simple_nopie simple_stripped \
-	libattest.so libuser)
+	libattest.so libuser mt_cet)
 
 targets: $(TARGETS)
 
@@ -25,6 +26,11 @@ $(TD)/simple_nopie: targets/simple.c $(TARGET_HDRS) | $(TD)
 $(TD)/simple_stripped: targets/simple.c $(TARGET_HDRS) | $(TD)
 	$(CC) $(TARGET_CFLAGS) -rdynamic $< -o $@.tmp
 	strip $@.tmp && mv $@.tmp $@
+
+# Built as CET distributions build: functions start with endbr64 (single-
+# stepped) then push %rbp (emulated), the case probe placement is for.
+$(TD)/mt_cet: targets/mt.c $(TARGET_HDRS) | $(TD)
+	$(CC) $(TARGET_CFLAGS) -fcf-protection=full $< -o $@
 
 $(TD)/libattest.so: targets/libattest.c $(TARGET_HDRS) | $(TD)
 	$(CC) $(TARGET_CFLAGS) -fPIC -shared $< -o $@

@@ -45,6 +45,8 @@ struct at_detail {
 	size_t nbatch;
 	char **paths;
 	bool *filter;
+	uint64_t *args_off;
+	uint32_t *args_entry;
 	at_detail_event_fn on_event;
 	void *on_event_ctx;
 	struct at_writer *w; /* during a drain */
@@ -158,6 +160,14 @@ struct at_detail *at_detail_new(const struct at_detail_opts *o, char *err, size_
 	}
 	d->o.bin_paths = (const char *const *)d->paths;
 	d->o.bin_exe_filter = d->filter;
+	d->args_off = at_xcalloc(o->nsyms + 1, sizeof(*d->args_off));
+	d->args_entry = at_xcalloc(o->nsyms + 1, sizeof(*d->args_entry));
+	for (uint32_t id = 0; id < o->nsyms; id++) {
+		d->args_off[id] = o->args_offsets ? o->args_offsets[id] : o->syms[id].offset;
+		d->args_entry[id] = o->args_entries ? o->args_entries[id] : o->syms[id].entry;
+	}
+	d->o.args_offsets = d->args_off;
+	d->o.args_entries = d->args_entry;
 	d->f = at_xcalloc(o->nsyms + 1, sizeof(*d->f));
 	d->ncpus = libbpf_num_possible_cpus();
 	if (d->ncpus < 1)
@@ -232,13 +242,14 @@ static int attach_one(struct at_detail *d, uint32_t id, char *err, size_t errlen
 {
 	const struct at_symbol *s = &d->o.syms[id];
 	struct dfunc *f = &d->f[id];
-	uint64_t off = s->offset;
+	uint64_t off = d->args_off[id];
 	uint64_t cookie = id;
 	const char *path;
 	bool refused = false;
 	int rc;
 
-	if (s->binary >= d->o.nbins || s->kind != AT_SYM_FUNC || s->entry == AT_ENTRY_REFUSED) {
+	if (s->binary >= d->o.nbins || s->kind != AT_SYM_FUNC ||
+	    d->args_entry[id] == AT_ENTRY_REFUSED) {
 		snprintf(err, errlen, "%s cannot be probed for detail", s->name);
 		return -EINVAL;
 	}
@@ -636,5 +647,7 @@ void at_detail_free(struct at_detail *d)
 		free(d->paths[b]);
 	free(d->paths);
 	free(d->filter);
+	free(d->args_off);
+	free(d->args_entry);
 	free(d);
 }

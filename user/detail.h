@@ -21,6 +21,13 @@ struct bpf_program;
 struct at_detail_opts {
 	const struct at_symbol *syms; /* the trace's symbol table */
 	uint32_t nsyms;
+	/*
+	 * Per symbol: the detail site, where the arguments are still in their
+	 * registers (placement may move the coarse site past writes to them),
+	 * and its entry kind; NULL: the symbols' own offset and entry.
+	 */
+	const uint64_t *args_offsets;
+	const uint32_t *args_entries;
 	const char *const *bin_paths; /* per binary: the path to attach to */
 	const bool *bin_exe_filter;   /* per binary: count only the -b executable's calls */
 	size_t nbins;

@@ -172,7 +172,23 @@ struct at_dctl *at_dctl_new(const struct at_dctl_opts *o, const struct at_trace 
 	    .ringbuf_bytes = o->ringbuf_bytes,
 	};
 	struct at_sampler_cfg cfg;
+	uint64_t *aoff = at_xcalloc(t->nsyms + 1, sizeof(*aoff));
+	uint32_t *aent = at_xcalloc(t->nsyms + 1, sizeof(*aent)), id = 0;
 
+	/* Ids follow the binaries' selected functions in order (record.c describe()). */
+	for (size_t b = 0; b < tgt->nbins; b++)
+		for (size_t i = 0; i < tgt->bins[b].nsel && id < t->nsyms; i++, id++) {
+			const struct at_elf_func *fn = &tgt->bins[b].elf.funcs[tgt->bins[b].sel[i]];
+
+			aoff[id] = fn->args_offset ? fn->args_offset : fn->offset;
+			aent[id] = fn->args_offset ? fn->args_entry : fn->entry;
+		}
+	for (; id < t->nsyms; id++) {
+		aoff[id] = t->syms[id].offset;
+		aent[id] = t->syms[id].entry;
+	}
+	dopts.args_offsets = aoff;
+	dopts.args_entries = aent;
 	c->o = *o;
 	c->t = t;
 	c->n = (uint32_t)t->nsyms;
@@ -183,6 +199,8 @@ struct at_dctl *at_dctl_new(const struct at_dctl_opts *o, const struct at_trace 
 	if (parse_all(o, &c->expr, &c->specs, &c->nspecs, err, errlen)) {
 		free(paths);
 		free(filter);
+		free(aoff);
+		free(aent);
 		at_dctl_free(c);
 		return NULL;
 	}
@@ -193,6 +211,8 @@ struct at_dctl *at_dctl_new(const struct at_dctl_opts *o, const struct at_trace 
 	c->d = at_detail_new(&dopts, err, errlen);
 	free(paths);
 	free(filter);
+	free(aoff);
+	free(aent);
 	if (!c->d) {
 		at_dctl_free(c);
 		return NULL;

@@ -12,6 +12,7 @@
 
 #include "symbols.h"
 #include "target.h"
+#include "placement.h"
 #include "util.h"
 
 static const char usage_text[] =
@@ -39,6 +40,7 @@ static const char usage_text[] =
     "                       'libc' or 'c', matched against the libraries mapped by the\n"
     "                       process (-p) or needed by the binary (-b); repeatable\n"
     "  --usdt               list USDT probes instead (not implemented yet)\n"
+    "  --no-site-opt        show first-instruction sites (as record --no-site-opt)\n"
     "\n"
     "Output:\n"
     "  --json               one JSON object: {\"binaries\":[{\"path\", \"main\", \"build_id\",\n"
@@ -47,11 +49,16 @@ static const char usage_text[] =
     "  -h, --help           show this help\n"
     "\n"
     "Each line gives the symbol address (as linked; PIE and libraries are relocated\n"
-    "at run time), the size in bytes, how the kernel runs the probed first\n"
-    "instruction, the binary when there are several, and the name. ENTRY is\n"
-    "'emulated' (push, call, jmp, jcc, nop: about 0.5 us per hit) or 'single-step'\n"
-    "(mov, sub, lea, endbr64...: about 9 us per hit), so a hot function with a\n"
-    "single-stepped entry is expensive to trace. A summary goes to stderr.\n"
+    "at run time), the size in bytes, the probe SITE (bytes from the function's\n"
+    "start), how the kernel runs the probed instruction, WHY the site is there, the\n"
+    "binary when there are several, and the name. ENTRY is 'emulated' (push, call,\n"
+    "jmp, jcc, nop: about 0.5 us per hit) or 'single-step' (mov, sub, lea, endbr64...:\n"
+    "about 9 us per hit). A site moves from a single-stepped first instruction to the\n"
+    "first emulated one ('moved') only when no instruction before it moves the stack\n"
+    "pointer or writes an argument register or branches, and no branch in the function\n"
+    "lands on it or before it; otherwise WHY names the obstacle and its offset:\n"
+    "'sp moves', 'arg written', 'control flow', 'branch in', 'no emulated insn',\n"
+    "'undecodable'. A summary goes to stderr.\n"
     "\n"
     "Exit status: 0 success; 2 bad usage or input (no such process, missing or\n"
     "non-ELF file, stripped binary, a -f GLOB matching nothing); 3 environment\n"
@@ -77,9 +84,15 @@ static void print_json_bin(const struct at_target_bin *b, FILE *out)
 
 		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
 		at_json_str(out, f->name);
-		fprintf(out, ",\"address\":%lu,\"offset\":%lu,\"size\":%lu,\"entry\":\"%s\"}",
+		fprintf(out,
+			",\"address\":%lu,\"offset\":%lu,\"size\":%lu,\"entry\":\"%s\","
+			"\"site\":%lu,\"args_site\":%lu,\"site_reason\":\"%s\"",
 			(unsigned long)f->addr, (unsigned long)f->offset, (unsigned long)f->size,
-			at_entry_kind_str(f->entry));
+			at_entry_kind_str(f->entry), (unsigned long)(f->offset - f->start),
+			(unsigned long)(f->args_offset - f->start), at_site_why_str(f->site_why));
+		if (at_site_why_has_at(f->site_why))
+			fprintf(out, ",\"site_reason_at\":%u", f->site_at);
+		fputc('}', out);
 	}
 	fputs("]}", out);
 }
@@ -106,18 +119,17 @@ static const char *base_name(const char *path)
 
 static void print_plain(const struct at_target *t, FILE *out)
 {
-	size_t i, j, width = 6, nsstep = 0, nrefused = 0, nbins = 0;
+	size_t i, j, width = 6, nsstep = 0, nrefused = 0, nbins = 0, nmoved = 0;
 	bool multi = t->nbins > 1;
 
 	for (i = 0; i < t->nbins; i++) {
 		if (strlen(base_name(t->bins[i].display_path)) > width)
 			width = strlen(base_name(t->bins[i].display_path));
 	}
+	fprintf(out, "%-18s %8s  %-5s %-11s  %-25s  ", "ADDRESS", "SIZE", "SITE", "ENTRY", "WHY");
 	if (multi)
-		fprintf(out, "%-18s %8s  %-11s  %-*s  %s\n", "ADDRESS", "SIZE", "ENTRY", (int)width,
-			"BINARY", "NAME");
-	else
-		fprintf(out, "%-18s %8s  %-11s  %s\n", "ADDRESS", "SIZE", "ENTRY", "NAME");
+		fprintf(out, "%-*s  ", (int)width, "BINARY");
+	fputs("NAME\n", out);
 	for (i = 0; i < t->nbins; i++) {
 		const struct at_target_bin *b = &t->bins[i];
 
@@ -126,17 +138,29 @@ static void print_plain(const struct at_target *t, FILE *out)
 			const struct at_elf_func *f = &b->elf.funcs[b->sel[j]];
 
 			nsstep += f->entry == AT_ENTRY_SSTEP;
+			nmoved += f->offset != f->start;
 			nrefused += f->entry == AT_ENTRY_REFUSED;
-			fprintf(out, "0x%016lx %8lu  %-11s  ", (unsigned long)f->addr,
-				(unsigned long)f->size, at_entry_kind_str(f->entry));
+			char site[16], why[48];
+
+			snprintf(site, sizeof(site), "+%lu", (unsigned long)(f->offset - f->start));
+			if (at_site_why_has_at(f->site_why))
+				snprintf(why, sizeof(why), "%s (+0x%x)",
+					 at_site_why_str(f->site_why), f->site_at);
+			else
+				snprintf(why, sizeof(why), "%s", at_site_why_str(f->site_why));
+			fprintf(out, "0x%016lx %8lu  %-5s %-11s  %-25s  ", (unsigned long)f->addr,
+				(unsigned long)f->size, site, at_entry_kind_str(f->entry), why);
 			if (multi)
 				fprintf(out, "%-*s  ", (int)width, base_name(b->display_path));
 			fprintf(out, "%s\n", f->name);
 		}
 	}
 	fflush(out);
-	fprintf(stderr, "%zu function%s in %zu binar%s; %zu with single-stepped entry", t->nsel,
-		t->nsel == 1 ? "" : "s", nbins, nbins == 1 ? "y" : "ies", nsstep);
+	fprintf(stderr,
+		"%zu function%s in %zu binar%s; %zu probe site%s moved to avoid single-stepping; "
+		"%zu still single-stepped",
+		t->nsel, t->nsel == 1 ? "" : "s", nbins, nbins == 1 ? "y" : "ies", nmoved,
+		nmoved == 1 ? "" : "s", nsstep);
 	if (nrefused)
 		fprintf(stderr, "; %zu the kernel cannot probe", nrefused);
 	fputc('\n', stderr);
@@ -156,18 +180,14 @@ static int usage_error(const char *fmt, ...)
 	return AT_EXIT_USAGE;
 }
 
-enum { OPT_USDT = 256, OPT_JSON };
+enum { OPT_USDT = 256, OPT_JSON, OPT_NO_SITE_OPT };
 
 static const struct option long_opts[] = {
-    {"pid", required_argument, NULL, 'p'},
-    {"binary", required_argument, NULL, 'b'},
-    {"func", required_argument, NULL, 'f'},
-    {"exclude", required_argument, NULL, 'x'},
-    {"lib", required_argument, NULL, 'l'},
-    {"usdt", no_argument, NULL, OPT_USDT},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+    {"pid", required_argument, NULL, 'p'},  {"binary", required_argument, NULL, 'b'},
+    {"func", required_argument, NULL, 'f'}, {"exclude", required_argument, NULL, 'x'},
+    {"lib", required_argument, NULL, 'l'},  {"usdt", no_argument, NULL, OPT_USDT},
+    {"json", no_argument, NULL, OPT_JSON},  {"no-site-opt", no_argument, NULL, OPT_NO_SITE_OPT},
+    {"help", no_argument, NULL, 'h'},	    {NULL, 0, NULL, 0},
 };
 
 /* Parse argv into o; returns -1 to go on, or an exit code. */
@@ -201,6 +221,9 @@ static int parse_args(int argc, char **argv, struct at_target_opts *o, bool *jso
 			break;
 		case OPT_JSON:
 			*json = true;
+			break;
+		case OPT_NO_SITE_OPT:
+			o->no_site_opt = true;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);

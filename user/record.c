@@ -37,6 +37,7 @@
 #include "target.h"
 #include "tracefile.h"
 #include "util.h"
+#include "watch.h"
 
 struct rec_opts {
 	struct at_target_opts t;
@@ -47,6 +48,7 @@ struct rec_opts {
 	bool quiet;
 	bool empty_probes; /* benchmark floor: empty programs, no file figures */
 	struct at_dctl_opts dopt;
+	bool entry_only; /* benchmark: empty entry programs and no return probes */
 };
 
 /* Why the main loop stopped. */
@@ -56,6 +58,7 @@ enum stop_reason {
 	STOP_SIGNAL,
 	STOP_TARGET_EXIT,
 	STOP_WRITE_ERROR,
+	STOP_TARGET_EXEC, /* the -p process executed another program */
 };
 
 struct recorder {
@@ -66,7 +69,9 @@ struct recorder {
 	struct bpf_link *exec_link;
 	size_t nrefused; /* selected, but the kernel will not probe them */
 	struct at_stats_reader *stats;
-	struct at_dctl *dctl; /* detail phase; NULL when off */
+	struct at_dctl *dctl;	/* detail phase; NULL when off */
+	struct at_watch *watch; /* replaced binaries, exec of the target */
+	char exec_path[256];	/* what the target executed */
 	struct at_writer *w;
 	/* In-memory copy of what the file holds, for the closing report. */
 	struct at_trace t;
@@ -103,6 +108,10 @@ static void record_usage(FILE *f)
 	      "  -x, --exclude GLOB   leave out functions matching GLOB (repeatable)\n"
 	      "  -l, --lib LIB        add a shared library, by path or by name as in the\n"
 	      "                       process's maps (-l libc); all its functions unless -f\n"
+	      "      --no-site-opt    probe every function's first instruction (default: move\n"
+	      "                       the probe past a single-stepped endbr64 or similar onto\n"
+	      "                       the first emulated instruction when that is provably\n"
+	      "                       equivalent; see 'adaptrace list' for each site)\n"
 	      "\n"
 	      "Detail phase (arguments, return values and durations of sampled calls):\n"
 	      "      --select EXPR    relevance expression choosing, every interval, which\n"
@@ -184,6 +193,8 @@ static void parse_opts(int argc, char **argv, struct rec_opts *o)
 		OPT_MAXEV,
 		OPT_DRATE,
 		OPT_RINGBUF,
+		OPT_EMPTY_ENTRY,
+		OPT_NO_SITE_OPT,
 	};
 	static const struct option opts[] = {
 	    {"pid", required_argument, NULL, 'p'},
@@ -196,6 +207,8 @@ static void parse_opts(int argc, char **argv, struct rec_opts *o)
 	    {"interval", required_argument, NULL, OPT_INTERVAL},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"empty-probes", no_argument, NULL, OPT_EMPTY},
+	    {"empty-entry-probes", no_argument, NULL, OPT_EMPTY_ENTRY},
+	    {"no-site-opt", no_argument, NULL, OPT_NO_SITE_OPT},
 	    {"usdt", required_argument, NULL, 'u'},
 	    {"select", required_argument, NULL, OPT_SELECT},
 	    {"detail", required_argument, NULL, OPT_DETAIL},
@@ -251,6 +264,12 @@ static void parse_opts(int argc, char **argv, struct rec_opts *o)
 			break;
 		case OPT_EMPTY:
 			o->empty_probes = true;
+			break;
+		case OPT_EMPTY_ENTRY:
+			o->empty_probes = o->entry_only = true;
+			break;
+		case OPT_NO_SITE_OPT:
+			o->t.no_site_opt = true;
 			break;
 		case 'u':
 			not_yet("-u (USDT probes)");
@@ -566,7 +585,7 @@ static int attach_all(struct recorder *r)
 	}
 
 	/* All return links before all entry links: see detach_all(). */
-	for (int pass = 0; pass < 2 && !err; pass++) {
+	for (int pass = r->o->entry_only; pass < 2 && !err; pass++) {
 		id = 0;
 		for (size_t b = 0; b < r->tgt.nbins && !err; b++)
 			err = attach_binary(r, &r->tgt.bins[b], pass == 0, pid, &id);
@@ -616,6 +635,27 @@ static int tick(struct recorder *r, uint64_t now)
 	if (err)
 		snprintf(r->err, sizeof(r->err), "%s", at_writer_error(r->w));
 	return err;
+}
+
+/*
+ * Once per interval: warn about binaries replaced on disk, and stop when a
+ * -p process executes another program (none of its probes can fire any
+ * more). A -- CMD that does so is only warned about: it ends the recording
+ * when it exits, as always.
+ */
+static void watch_target(struct recorder *r)
+{
+	at_watch_replaced(r->watch);
+	if (r->exec_path[0] || !at_watch_exec(r->watch, r->exec_path, sizeof(r->exec_path)))
+		return;
+	if (r->o->cmd) {
+		at_warn("command %s executed %s, which is not traced; recording until it exits",
+			r->o->cmd[0], r->exec_path);
+		return;
+	}
+	at_err("process %d executed %s: the traced program is gone; stopping", (int)r->tgt.pid,
+	       r->exec_path);
+	r->stop = STOP_TARGET_EXEC;
 }
 
 static int pidfd_open_compat(pid_t pid)
@@ -694,6 +734,8 @@ static void run_loop(struct recorder *r, int sfd)
 			if (read(tfd, &expirations, sizeof(expirations)) > 0 &&
 			    tick(r, at_now_ns()))
 				r->stop = STOP_WRITE_ERROR;
+			else
+				watch_target(r);
 		}
 	}
 	close(tfd);
@@ -722,6 +764,9 @@ static const char *stop_text(const struct recorder *r, char *buf, size_t len)
 		break;
 	case STOP_WRITE_ERROR:
 		snprintf(buf, len, "write error");
+		break;
+	case STOP_TARGET_EXEC:
+		snprintf(buf, len, "process %d executed %s", (int)r->tgt.pid, r->exec_path);
 		break;
 	default:
 		snprintf(buf, len, "stopped");
@@ -756,7 +801,7 @@ static int finish(struct recorder *r)
 {
 	uint64_t t = at_now_ns();
 	struct at_end *end = &r->t.end;
-	char reason[128];
+	char reason[400];
 	int rc = AT_EXIT_OK;
 
 	detach_all(r);
@@ -807,6 +852,7 @@ static void recorder_free(struct recorder *r)
 		at_writer_close(r->w);
 	at_stats_reader_free(r->stats);
 	at_dctl_free(r->dctl);
+	at_watch_free(r->watch);
 	coarse_bpf__destroy(r->skel);
 	at_profile_set_free(&r->ps);
 	at_trace_free(&r->t);
@@ -920,6 +966,7 @@ int cmd_record(int argc, char **argv)
 		       "Ctrl-C to stop",
 		       nprobed, r.tgt.nbins, r.tgt.nbins == 1 ? "y" : "ies",
 		       r.tgt.bins[0].display_path);
+	r.watch = at_watch_new(&r.tgt, o.cmd ? r.child : r.tgt.pid);
 	release_child(&r);
 
 	run_loop(&r, sfd);

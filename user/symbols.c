@@ -471,6 +471,8 @@ static void add_func(struct ctx *c, const GElf_Sym *s, const char *name, uint64_
 	k->f.addr = s->st_value;
 	k->f.size = s->st_size;
 	k->f.offset = off;
+	k->f.start = off;
+	k->f.args_offset = off;
 	k->f.global = k->rank < 2;
 	if (n > c->img->len - off)
 		n = c->img->len - off;
@@ -478,6 +480,7 @@ static void add_func(struct ctx *c, const GElf_Sym *s, const char *name, uint64_
 		n = (size_t)s->st_size;
 	k->f.entry = c->img->eh.e_machine == EM_X86_64 ? at_classify_entry(c->img->buf + off, n)
 						       : AT_ENTRY_UNKNOWN;
+	k->f.args_entry = k->f.entry;
 }
 
 /* Collect the probe-able functions of one symbol table of symelf. */

@@ -13,8 +13,13 @@ struct at_elf_func {
 	char *name;
 	uint64_t addr; /* st_value */
 	uint64_t size;
-	uint64_t offset; /* file offset of the first instruction (uprobe offset) */
-	enum at_entry_kind entry;
+	uint64_t offset;	  /* file offset of the probe site (uprobe offset) */
+	enum at_entry_kind entry; /* of the instruction at the site */
+	uint64_t start;		  /* file offset of the first instruction */
+	uint64_t args_offset;	  /* the detail phase's site: arguments still in place */
+	enum at_entry_kind args_entry;
+	uint32_t site_why; /* enum at_site_why; 0 until at_elf_place() */
+	uint32_t site_at;  /* offset of the instruction that decided */
 	bool global;
 };
 

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "placement.h"
 #include "target.h"
 #include "util.h"
 
@@ -887,6 +888,8 @@ int at_target_resolve(const struct at_target_opts *o, struct at_target *t, char 
 		rc = check_symbols(o, t, err, errlen);
 	if (!rc)
 		rc = select_funcs(o, t, err, errlen);
+	for (size_t i = 0; !rc && !o->no_site_opt && i < t->nbins; i++)
+		at_elf_place(&t->bins[i].elf, t->bins[i].sel, t->bins[i].nsel);
 	if (rc)
 		at_target_free(t);
 	return rc;

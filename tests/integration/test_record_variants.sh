@@ -4,17 +4,6 @@
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
-# counts_match LABEL JSON TARGET-STDOUT: every "name=count" line is exact.
-counts_match()
-{
-	local label=$1 json=$2 out=$3 name count n=0
-	while IFS='=' read -r name count; do
-		expect_eq "$label: calls of $name" "$(fn "$json" "$name" calls)" "$count"
-		n=$((n + 1))
-	done < <(grep -E '^[a-z_0-9]+=[0-9]+$' "$out")
-	[ "$n" -gt 0 ] || fail "$label: the target printed its counts" "$(head -n 5 "$out")"
-}
-
 for v in simple_pie simple_nopie simple_stripped; do
 	at_run "$WORK/$v" record -q -o "$WORK/$v.data" -- "$TARGETS/$v"
 	expect_eq "$v: record exits 0" "$RC" 0 || sed 's/^/#   stderr: /' "$WORK/$v.err" | head -n 10

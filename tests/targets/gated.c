@@ -2,7 +2,8 @@
 /*
  * gated: idles until SIGUSR1, then two threads call tick() in a loop until
  * SIGUSR2 (or SIGTERM); prints "tick=N" (the exact number of calls) and
- * idles until SIGTERM, then exits 0. Says "ready" on stderr once the signals are blocked.
+ * idles until SIGTERM, then exits 0, or until SIGHUP, then execs
+ * "/bin/sleep 60" (another program, for the exec-while-traced test). Says "ready" on stderr once the signals are blocked.
  */
 #include "common.h"
 
@@ -30,11 +31,11 @@ static void *spin(void *arg)
 
 int main(void)
 {
-	static const int sigs[] = {SIGUSR1, SIGUSR2, SIGTERM};
+	static const int sigs[] = {SIGUSR1, SIGUSR2, SIGTERM, SIGHUP};
 	pthread_t tid[NTHREADS];
 	sigset_t set;
 
-	block_signals(&set, sigs, 3);
+	block_signals(&set, sigs, 4);
 	fprintf(stderr, "ready\n");
 	fflush(stderr);
 
@@ -50,7 +51,15 @@ int main(void)
 	printf("tick=%lu\n", n_tick);
 	fflush(stdout);
 
-	while (wait_signal(&set) != SIGTERM)
-		;
-	return 0;
+	for (;;) {
+		int sig = wait_signal(&set);
+
+		if (sig == SIGTERM)
+			return 0;
+		if (sig == SIGHUP) {
+			sigprocmask(SIG_UNBLOCK, &set, NULL);
+			execl("/bin/sleep", "sleep", "60", (char *)NULL);
+			return 1;
+		}
+	}
 }

@@ -1,0 +1,84 @@
+#!/bin/bash
+# A real workload: Debian's redis-server under redis-benchmark on loopback,
+# untraced and traced with -b over every function of redis-server (.dynsym),
+# with and without an overhead budget. Prints requests/s medians and the
+# throughput relative to untraced. Configurations are interleaved.
+#
+# Usage: bench/redis.sh [-r RUNS] [-n REQUESTS] [-k CONFIG,...] [-o RESULTS_DIR]
+#   configurations: none, coarse (every function), budget (--budget 5)
+# Environment: ADAPTRACE (default ./adaptrace at the top). Needs root.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+ADAPTRACE=${ADAPTRACE:-$here/../adaptrace}
+REDIS=${REDIS:-/usr/bin/redis-server}
+runs=3 requests=200000 configs=none,coarse,budget outdir=
+while getopts "r:n:k:o:h" opt; do
+	case $opt in
+	r) runs=$OPTARG ;; n) requests=$OPTARG ;; k) configs=$OPTARG ;; o) outdir=$OPTARG ;;
+	*) sed -n '/^# Usage:/,/^# Environment/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+	esac
+done
+command -v redis-benchmark >/dev/null && [[ -x $REDIS ]] ||
+	{ echo "redis.sh: needs redis-server and redis-tools (scripts/deps.sh)" >&2; exit 2; }
+(( EUID == 0 )) || { echo "redis.sh: needs root (uprobes)" >&2; exit 3; }
+
+tmp=$(mktemp -d /tmp/adaptrace-redis.XXXXXX)
+port=$((20000 + $$ % 20000))
+"$REDIS" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
+	--logfile "$tmp/redis.log" &
+rpid=$!
+at_pid=
+cleanup() {
+	[[ -n $at_pid ]] && kill -INT "$at_pid" 2>/dev/null && wait "$at_pid" 2>/dev/null
+	kill "$rpid" 2>/dev/null; wait "$rpid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+
+# bench_once: requests/s of SET and GET together (the mean of the two).
+bench_once() {
+	redis-benchmark -h 127.0.0.1 -p "$port" -n "$requests" -c 50 -t set,get --csv -q 2>/dev/null |
+		awk -F'"' '/^"(SET|GET)"/ { s += $4; n++ } END { if (n) printf "%.0f\n", s / n; else print "fail" }'
+}
+
+run_one() {
+	local cfg=$1 v
+	case $cfg in
+	none) bench_once ;;
+	coarse | budget)
+		local extra=()
+		[[ $cfg == budget ]] && extra=(--budget 5)
+		"$ADAPTRACE" record -q -b "$REDIS" "${extra[@]}" -o "$tmp/$cfg.data" 2>"$tmp/$cfg.err" &
+		at_pid=$!
+		for _ in $(seq 600); do grep -q '^adaptrace: tracing ' "$tmp/$cfg.err" && break; sleep 0.1; done
+		v=$(bench_once)
+		kill -INT "$at_pid"; wait "$at_pid" || true; at_pid=
+		echo "$v" ;;
+	esac
+}
+
+IFS=, read -r -a cfgs <<<"$configs"
+declare -A vals
+for ((i = 1; i <= runs; i++)); do
+	for c in "${cfgs[@]}"; do
+		v=$(run_one "$c")
+		vals[$c]+="$v "
+		echo "redis.sh: run $i/$runs $c: $v requests/s" >&2
+	done
+done
+med() { tr ' ' '\n' <<<"$1" | grep -E '^[0-9]+$' | sort -n | awk '{a[NR]=$1} END{if(!NR)print "-"; else print NR%2?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
+nfuncs=$("$ADAPTRACE" list -b "$REDIS" 2>&1 >/dev/null | grep -o '^[0-9]* functions' || true)
+{
+	echo "| configuration | requests/s (median of $runs) | vs untraced |"
+	echo "|---|---:|---:|"
+	base=$(med "${vals[none]:-}")
+	for c in "${cfgs[@]}"; do
+		m=$(med "${vals[$c]}")
+		case $c in none) l="untraced" ;; coarse) l="adaptrace -b, all $nfuncs, coarse" ;;
+		budget) l="adaptrace -b, all $nfuncs, --budget 5" ;; esac
+		awk -v l="$l" -v m="$m" -v b="$base" 'BEGIN{ r = (b+0 > 0 && m+0 > 0) ? sprintf("%.1f %%", 100 * m / b) : "-"; printf "| %s | %s | %s |\n", l, m, r }'
+	done
+	echo
+	echo "redis-benchmark -n $requests -c 50 -t set,get on loopback; requests/s is the mean of SET and GET; $(nproc) CPUs, kernel $(uname -r)."
+} | tee ${outdir:+"$outdir/redis.md"}
