@@ -511,84 +511,111 @@ static double best_time(int n)
 	return best;
 }
 
+static int attach_calib(struct at_detail *d, struct at_links *ds, struct at_links *de,
+			struct at_links *dr, uint64_t *off, uint64_t *cookie)
+{
+	pid_t self = getpid();
+	bool refused = false;
+	char err[AT_ERRLEN];
+	int rc;
+
+	if (d->session)
+		return at_attach_session(ds, d->skel->progs.detail_session, "/proc/self/exe", off,
+					 cookie, 1, self, &refused, err, sizeof(err));
+	rc = at_attach_uprobes(dr, d->skel->progs.detail_return, true, "/proc/self/exe", off,
+			       cookie, 1, self, &refused, err, sizeof(err));
+	if (!rc)
+		rc = at_attach_uprobes(de, d->skel->progs.detail_entry, false, "/proc/self/exe",
+				       off, cookie, 1, self, &refused, err, sizeof(err));
+	return rc;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+#define CALIB_ROUNDS 5
+
 int at_detail_calibrate(struct at_detail *d, struct bpf_program *coarse_entry,
 			struct bpf_program *coarse_return, uint32_t spare_id,
 			struct at_detail_costs *out)
 {
-	struct at_links ce = {0}, cr = {0}, ds = {0}, de = {0}, dr = {0};
+	struct at_links ce = {0}, cr = {0};
 	uint64_t off, cookie = spare_id, dcookie = d->o.nsyms;
 	struct at_dconf c = {.threshold = 0};
 	uint32_t key = d->o.nsyms;
+	int fd = bpf_map__fd(d->skel->maps.dconf);
+	double dc[CALIB_ROUNDS], du[CALIB_ROUNDS], dsm[CALIB_ROUNDS], base;
 	bool refused = false;
 	char err[AT_ERRLEN];
-	double base, coarse = 0, unsampled = 0, sampled = 0;
-	const int n = 10000;
-	pid_t self = getpid();
-	int rc;
+	const int n = 2500;
+	int rc = 0, r;
 
 	memset(out, 0, sizeof(*out));
 	memset(c.str_arg, AT_DETAIL_NO_STR, sizeof(c.str_arg));
 	if (at_func_offset((const void *)&at_detail_calib_site, &off))
 		return -ENOENT;
 	base = best_time(n);
-	rc = at_attach_uprobes(&cr, coarse_return, true, "/proc/self/exe", &off, &cookie, 1, self,
-			       &refused, err, sizeof(err));
+	rc = at_attach_uprobes(&cr, coarse_return, true, "/proc/self/exe", &off, &cookie, 1,
+			       getpid(), &refused, err, sizeof(err));
 	if (!rc)
 		rc = at_attach_uprobes(&ce, coarse_entry, false, "/proc/self/exe", &off, &cookie, 1,
-				       self, &refused, err, sizeof(err));
-	if (!rc) {
-		coarse = best_time(n);
-		bpf_map_update_elem(bpf_map__fd(d->skel->maps.dconf), &key, &c, BPF_ANY);
-		if (d->session)
-			rc = at_attach_session(&ds, d->skel->progs.detail_session, "/proc/self/exe",
-					       &off, &dcookie, 1, self, &refused, err, sizeof(err));
-		else {
-			rc = at_attach_uprobes(&dr, d->skel->progs.detail_return, true,
-					       "/proc/self/exe", &off, &dcookie, 1, self, &refused,
-					       err, sizeof(err));
-			if (!rc)
-				rc = at_attach_uprobes(&de, d->skel->progs.detail_entry, false,
-						       "/proc/self/exe", &off, &dcookie, 1, self,
-						       &refused, err, sizeof(err));
-		}
-	}
-	if (!rc) {
-		/*
-		 * Unsampled and sampled runs alternate (a map update apart), so
-		 * that a busy machine's drift hits both alike; minima of each.
-		 * Sampled runs are shorter: each call leaves an event to drain.
-		 */
-		unsampled = sampled = HUGE_VAL;
-		for (int i = 0; i < 5; i++) {
-			c.threshold = 0;
-			bpf_map_update_elem(bpf_map__fd(d->skel->maps.dconf), &key, &c, BPF_ANY);
-			unsampled = fmin(unsampled, time_calls(n / 4));
-			c.threshold = AT_DETAIL_RATE_ALL;
-			bpf_map_update_elem(bpf_map__fd(d->skel->maps.dconf), &key, &c, BPF_ANY);
-			sampled = fmin(sampled, time_calls(n / 4));
-			ring_buffer__consume(d->rb);
-		}
+				       getpid(), &refused, err, sizeof(err));
+	/*
+	 * Rounds of coarse alone, detail unsampled, detail sampled, next to
+	 * each other in time; the medians of the per-round differences, so
+	 * that a busy machine's drift hits each difference's two sides alike.
+	 */
+	for (r = 0; !rc && r < CALIB_ROUNDS; r++) {
+		struct at_links ds = {0}, de = {0}, dr = {0};
+		double tc, tu, tsm;
+
+		tc = time_calls(n);
 		c.threshold = 0;
-		bpf_map_update_elem(bpf_map__fd(d->skel->maps.dconf), &key, &c, BPF_ANY);
+		bpf_map_update_elem(fd, &key, &c, BPF_ANY);
+		rc = attach_calib(d, &ds, &de, &dr, &off, &dcookie);
+		if (!rc) {
+			tu = time_calls(n);
+			c.threshold = AT_DETAIL_RATE_ALL;
+			bpf_map_update_elem(fd, &key, &c, BPF_ANY);
+			tsm = time_calls(n);
+			c.threshold = 0;
+			bpf_map_update_elem(fd, &key, &c, BPF_ANY);
+			dc[r] = tc - base;
+			du[r] = tu - tc;
+			dsm[r] = tsm - tu;
+		}
+		/* Our thread is in no probed call: these releases do not wait long. */
+		at_links_destroy(&ds);
+		at_links_destroy(&dr);
+		at_links_destroy(&de);
+		ring_buffer__consume(d->rb);
 	}
-	/* Return and session links first (attach.h). */
-	at_links_destroy(&ds);
-	at_links_destroy(&dr);
 	at_links_destroy(&cr);
-	at_links_destroy(&de);
 	at_links_destroy(&ce);
 	ring_buffer__consume(d->rb);
 	if (rc)
 		return rc;
+	out->coarse = median(dc, CALIB_ROUNDS);
+	out->unsampled = median(du, CALIB_ROUNDS);
+	out->sampled = median(dsm, CALIB_ROUNDS);
 	if (at_env_flag("ADAPTRACE_DEBUG"))
-		at_err(
-		    "detail: calibration ns/call: plain %.0f, coarse %.0f, detail unsampled %.0f, "
-		    "sampled %.0f",
-		    base, coarse, unsampled, sampled);
-	/* Floors: on a busy machine a difference of minima can come out at 0. */
-	out->coarse = fmax(coarse - base, 100);
-	out->unsampled = fmax(unsampled - coarse, 10);
-	out->sampled = fmax(sampled - unsampled, 100);
+		at_err("detail: calibration ns/call (medians of %d rounds): coarse %.0f, detail "
+		       "unsampled %.0f, sampled %.0f more",
+		       CALIB_ROUNDS, out->coarse, out->unsampled, out->sampled);
+	/* Floors: on a busy machine a difference can come out at 0 or below. */
+	out->coarse = fmax(out->coarse, 100);
+	out->unsampled = fmax(out->unsampled, 10);
+	out->sampled = fmax(out->sampled, 100);
 	return 0;
 }
 

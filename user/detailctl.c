@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "argspec.h"
@@ -47,6 +48,9 @@ struct at_dctl {
 	double cpu_last;   /* target CPU time at that step, ns; < 0 unknown */
 	bool reference;	   /* this step runs with every rate at 0 */
 	bool stopped;	   /* probes detached: no more selection or rate changes */
+	/* Draining since the last controller step: our CPU time and events. */
+	double drain_ns;
+	uint64_t drained;
 	/* Selection and rate changes not yet written. */
 	struct at_sel_change *log;
 	size_t nlog, logcap;
@@ -300,25 +304,6 @@ static void go_off(struct at_dctl *c, uint32_t id)
 	c->f[id].on = false;
 }
 
-int at_dctl_start(struct at_dctl *c, uint64_t t0, pid_t target_pid, struct at_writer *w)
-{
-	c->t0 = t0;
-	c->ctl_last = t0;
-	c->pid = target_pid;
-	at_detail_set_t0(c->d, t0);
-	for (uint32_t id = 0; id < c->n; id++) {
-		double rate;
-
-		if (!c->f[id].forced)
-			continue;
-		rate = c->smp ? at_sampler_add(c->smp, id, true, NULL, 0) : c->o.fixed_rate;
-		at_rel_track_force(c->track, id);
-		if (go_on(c, id, rate))
-			logf_change(c, 0, id, AT_SEL_ENTER, rate, "forced by --detail");
-	}
-	return flush_log(c, w);
-}
-
 /* Target CPU time (user + system) in ns, or -1. */
 static double target_cpu_ns(pid_t pid)
 {
@@ -344,6 +329,27 @@ static double target_cpu_ns(pid_t pid)
 	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
 		return -1;
 	return (double)(ut + st) * 1e9 / (double)sysconf(_SC_CLK_TCK);
+}
+
+int at_dctl_start(struct at_dctl *c, uint64_t t0, pid_t target_pid, struct at_writer *w)
+{
+	c->t0 = t0;
+	c->ctl_last = t0;
+	c->pid = target_pid;
+	/* The first step's CPU time is a difference too. */
+	c->cpu_last = target_cpu_ns(target_pid);
+	at_detail_set_t0(c->d, t0);
+	for (uint32_t id = 0; id < c->n; id++) {
+		double rate;
+
+		if (!c->f[id].forced)
+			continue;
+		rate = c->smp ? at_sampler_add(c->smp, id, true, NULL, 0) : c->o.fixed_rate;
+		at_rel_track_force(c->track, id);
+		if (go_on(c, id, rate))
+			logf_change(c, 0, id, AT_SEL_ENTER, rate, "forced by --detail");
+	}
+	return flush_log(c, w);
 }
 
 /* Relevance: evaluate the window, hysteresis, attach or park. */
@@ -422,6 +428,27 @@ static void apply_changes(struct at_dctl *c, struct at_sel_change *ch, size_t nc
 	free(ch);
 }
 
+static double thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* Drain, and account the CPU time it took per event for the controller. */
+static long drain(struct at_dctl *c, struct at_writer *w)
+{
+	double t = thread_cpu_ns();
+	long n = at_detail_drain(c->d, w);
+
+	if (n > 0) {
+		c->drain_ns += thread_cpu_ns() - t;
+		c->drained += (uint64_t)n;
+	}
+	return n;
+}
+
 /* Once a second: the ADP controller with this second's figures. */
 static void control_step(struct at_dctl *c, uint64_t now)
 {
@@ -454,6 +481,18 @@ static void control_step(struct at_dctl *c, uint64_t now)
 		f->sampled = ds.sampled;
 		f->dropped = ds.dropped;
 		free(ds.dropped_cpu);
+	}
+	/*
+	 * A sampled call also costs what draining its event costs us: on a
+	 * machine without an idle core that competes with the target.
+	 */
+	if (c->drained >= 1000) {
+		double per = c->drain_ns / (double)c->drained;
+
+		for (size_t i = 0; i < n; i++)
+			at_sampler_set_cost(c->smp, in[i].id, c->costs.sampled + per);
+		c->drain_ns = 0;
+		c->drained = 0;
 	}
 	tk.now_ns = rel_of(c, now);
 	tk.dt_s = (double)(now - c->ctl_last) / 1e9;
@@ -500,7 +539,7 @@ int at_dctl_tick(struct at_dctl *c, const struct at_window *win, uint64_t now, s
 {
 	uint64_t rel = rel_of(c, now);
 
-	if (at_detail_drain(c->d, w) < 0)
+	if (drain(c, w) < 0)
 		return -1;
 	/* The last window comes after the detach: nothing may attach again. */
 	if (c->stopped)
@@ -541,7 +580,7 @@ int at_dctl_fd(const struct at_dctl *c)
 
 int at_dctl_drain(struct at_dctl *c, struct at_writer *w)
 {
-	return at_detail_drain(c->d, w) < 0 ? -1 : 0;
+	return drain(c, w) < 0 ? -1 : 0;
 }
 
 uint64_t at_dctl_finish(struct at_dctl *c, struct at_writer *w, struct at_trace *t)

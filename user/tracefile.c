@@ -253,8 +253,9 @@ static int write_chunk(struct at_writer *w, uint32_t type, const void *raw, size
 	clen = compressBound(len);
 	w->out.len = 0;
 	buf_reserve(&w->out, CHUNK_HDR_LEN + clen);
+	/* Events are the bulk, written while the target runs: the fastest level. */
 	rc = compress2(w->out.p + CHUNK_HDR_LEN, &clen, len ? raw : &empty, len,
-		       Z_DEFAULT_COMPRESSION);
+		       type == AT_CHUNK_EVENTS ? Z_BEST_SPEED : Z_DEFAULT_COMPRESSION);
 	if (rc != Z_OK)
 		return werr(w, "%s: zlib compression failed (%d)", w->path, rc);
 	put_le32(w->out.p, type);
