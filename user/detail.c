@@ -98,8 +98,12 @@ static int open_load(struct at_detail *d, bool session, char *err, size_t errlen
 	bpf_map__set_max_entries(s->maps.events, (uint32_t)sz);
 	s->rodata->target_ino = d->o.target_ino;
 	s->rodata->target_dev = d->o.target_dev;
-	/* Wake the consumer at a quarter full: it drains every interval anyway. */
-	d->wakeup = sz / 4;
+	/*
+	 * Wake the consumer at a quarter full: it drains every interval anyway.
+	 * An explicit size (the loss test's knob) drains only every interval,
+	 * so that a burst overflows it whatever the scheduler does.
+	 */
+	d->wakeup = d->o.ringbuf_bytes ? 0 : sz / 4;
 	s->rodata->wakeup_bytes = d->wakeup;
 	/* Hidden, for the benchmark: the cost of the link with empty programs. */
 	s->rodata->empty = at_env_flag("ADAPTRACE_DETAIL_EMPTY");

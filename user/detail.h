@@ -34,7 +34,8 @@ struct at_detail_opts {
 	pid_t pid;	     /* > 0: only this process */
 	uint64_t target_ino; /* -b: identity of the executable (with bin_exe_filter) */
 	uint32_t target_dev;
-	size_t ringbuf_bytes; /* 0: default (4 MiB); rounded up to a power of two pages */
+	size_t ringbuf_bytes; /* 0: default (4 MiB), else rounded up to a power of two
+				 pages and drained only every interval (no wake-ups) */
 	uint64_t t0;	      /* recording start, CLOCK_MONOTONIC ns */
 };
 
