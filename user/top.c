@@ -137,7 +137,7 @@ static bool on_window(void *ctx, const struct at_profile_set *ps, const struct a
 	struct top_row *rows = at_xcalloc(w->n ? w->n : 1, sizeof(*rows));
 	double secs = (double)(w->end_ns - w->start_ns) / 1e9, self_sum = 0;
 	int shown = t->rows, height = 0;
-	struct winsize ws;
+	struct winsize ws = {0};
 	size_t n = 0;
 	bool quit = read_keys(t);
 	char a[32], b[32];
@@ -162,16 +162,17 @@ static bool on_window(void *ctx, const struct at_profile_set *ps, const struct a
 	g_sort = t->sort;
 	qsort(rows, n, sizeof(*rows), cmp_rows);
 	if (t->tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 4)
-		height = ws.ws_row - 4;
+		height = ws.ws_row - 5;
 	if (!shown)
 		shown = height ? height : 20;
 	if (t->tty)
 		fputs("\033[?25l\033[H\033[2J", stdout);
 	else
 		putchar('\n');
-	printf("adaptrace top - %s - interval %lu (%.2fs), %zu functions called, sort: %s%s\n",
-	       at_trace_get(tr, "target") ? at_trace_get(tr, "target") : "", t->tick, secs, n,
-	       sort_names[t->sort], t->tty ? "  [s]hare [c]alls p[5]0 p[9]9 [n]ame [q]uit" : "");
+	printf("adaptrace top - %.*s\n", t->tty && ws.ws_col > 20 ? ws.ws_col - 16 : 4096,
+	       at_trace_get(tr, "target") ? at_trace_get(tr, "target") : "");
+	printf("interval %lu (%.2fs), %zu functions called, sort: %s%s\n", t->tick, secs, n,
+	       sort_names[t->sort], t->tty ? "  keys: s c 5 9 n, q quits" : "");
 	printf("%-40s %12s %10s %10s %7s\n", "FUNCTION", "CALLS/S", "P50", "P99", "SHARE");
 	for (size_t i = 0; i < n && (int)i < shown; i++)
 		printf("%-40.40s %12.1f %10s %10s %6.1f%%\n", rows[i].name, rows[i].rate,
@@ -210,10 +211,12 @@ int cmd_top(int argc, char **argv)
 	struct top t = {.tty = isatty(STDOUT_FILENO) != 0};
 	struct at_record_hook hook = {.on_window = on_window, .ctx = &t};
 	char dir[] = "/tmp/adaptrace-top.XXXXXX", path[sizeof(dir) + 16];
-	char **rargv = at_xcalloc((size_t)argc + 5, sizeof(char *));
+	/* rargv[-1] is read for the command line recorded in the file's header. */
+	char **rargv0 = at_xcalloc((size_t)argc + 6, sizeof(char *)), **rargv = rargv0 + 1;
 	int rargc = 0, rc;
 	bool own_output = true;
 
+	rargv0[0] = "adaptrace";
 	rargv[rargc++] = "top";
 	rargv[rargc++] = "-q";
 	for (int i = 1; i < argc; i++) {
@@ -221,11 +224,11 @@ int cmd_top(int argc, char **argv)
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			top_usage(stdout);
-			free(rargv);
+			free(rargv0);
 			return AT_EXIT_OK;
 		}
 		if (!strcmp(a, "--")) {
-			free(rargv);
+			free(rargv0);
 			at_die(AT_EXIT_USAGE,
 			       "top watches a running process or binary: use -p PID or -b PATH");
 		}
@@ -274,6 +277,6 @@ int cmd_top(int argc, char **argv)
 		unlink(old);
 		rmdir(dir);
 	}
-	free(rargv);
+	free(rargv0);
 	return rc;
 }
