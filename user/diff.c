@@ -501,6 +501,7 @@ int at_diff_compute(const struct at_trace *base, const struct at_func_profile *b
 			 "functions in common): compare two builds of one program, or pass "
 			 "--force",
 			 res->base_prog, res->new_prog, res->overlap * 100);
+		at_diff_free(res);
 		free(kb);
 		free(kn);
 		free_series(sb, base->nsyms);
