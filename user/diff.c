@@ -329,6 +329,20 @@ static double median(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* Relative change of the means of two series, in percent. */
+static double series_change(const double *a, size_t na, const double *b, size_t nb)
+{
+	double ma = 0, mb = 0;
+
+	for (size_t i = 0; i < na; i++)
+		ma += a[i];
+	for (size_t i = 0; i < nb; i++)
+		mb += b[i];
+	ma /= (double)na;
+	mb /= (double)nb;
+	return ma > 0 ? (mb - ma) / ma * 100 : 0;
+}
+
 /* Mann-Whitney with NEW's histogram divided by the common factor. */
 static double mwu_scaled(const struct at_func_profile *a, const struct at_func_profile *b,
 			 double speed, double *z)
@@ -544,6 +558,13 @@ int at_diff_compute(const struct at_trace *base, const struct at_func_profile *b
 			for (size_t q = 0; q < xb->n; q++)
 				scaled[q] = xb->v[q] / res->speed;
 			r->p_raw = at_stat_welch(xa->v, xa->n, scaled, xb->n, &t, &df);
+			/*
+			 * The effect from the same load-corrected series the test
+			 * saw: a burst of load in part of one run shifts the
+			 * whole-run value, not these.
+			 */
+			if (!o->absolute)
+				r->change_pct = series_change(xa->v, xa->n, scaled, xb->n);
 			free(scaled);
 		} else {
 			r->test = "mann-whitney";
@@ -915,6 +936,11 @@ void at_diff_print_markdown(FILE *f, const struct at_diff_result *r, const struc
 		o->alpha, r->speed);
 	if (!rows)
 		goto names;
+	if (r->speed != 1)
+		fprintf(f,
+			"NEW ran %.3fx the time of BASE over all functions (a slower or busier "
+			"machine): latency changes are relative to that common factor.\n\n",
+			r->speed);
 	fprintf(f, "| Verdict | Function | Binary | Metric | Base | New | Change | p (Holm) |\n");
 	fprintf(f, "|---|---|---|---|---:|---:|---:|---:|\n");
 	for (int pass = 0; pass < 4; pass++)

@@ -57,12 +57,28 @@ else
 	fail "A/A: at most 1 of $AA_REPS diffs may report a regression" "${aa_fail[@]}"
 fi
 
+# --- Two builds of one program: same file name, different build-ids.
+build_id()
+{
+	readelf -n "$1" 2>/dev/null | sed -n 's/.*Build ID: //p'
+}
+bid_base=$(build_id "$AB/base/fifty")
+bid_slow=$(build_id "$AB/slow/fifty")
+if [ -n "$bid_base" ] && [ "$bid_base" != "$bid_slow" ]; then
+	ok "the base and slow builds have different build-ids ($bid_base, $bid_slow)"
+else
+	fail "the base and slow builds have different build-ids" "base: $bid_base" "slow: $bid_slow"
+fi
+
 # --- A/B: f17 does 20 % more work in the slow build.
 rec_ok "$WORK/slow.data" slow
 diff_run "$WORK/ab" "$WORK/base.data" "$WORK/slow.data" --json
 expect_eq "A/B slow f17: exit status 1" "$RC" 1
-expect_eq "A/B slow f17: the regressions are f17 and no other" \
-	"$(jq -r '[.regressions[].name] | join(",")' "$WORK/ab.out")" "f17"
+if ! expect_eq "A/B slow f17: the regressions are f17 and no other" \
+	"$(jq -r '[.regressions[].name] | join(",")' "$WORK/ab.out")" "f17"; then
+	echo "#   speed factor $(jq -c '.speed_factor' "$WORK/ab.out"); regressions:"
+	jq -c '.regressions[] | [.name, .base, .new, .change_pct, .p_value, .test]' "$WORK/ab.out" | sed 's/^/#   /'
+fi
 expect_eq "A/B slow f17: nothing under calls_changed" \
 	"$(jq -r '.calls_changed | length' "$WORK/ab.out")" 0
 expect_cmp "A/B slow f17: change_pct" "$(jq -r '.regressions[0].change_pct' "$WORK/ab.out")" '>' 10
