@@ -800,6 +800,8 @@ static void json_num(FILE *f, double v)
 {
 	if (isnan(v) || isinf(v))
 		fputs("null", f);
+	else if (v == floor(v) && fabs(v) < 1e15)
+		fprintf(f, "%.0f", v); /* counts stay exact */
 	else
 		fprintf(f, "%.6g", v);
 }
@@ -1143,7 +1145,7 @@ static void diff_usage(FILE *f)
 {
 	fputs("Usage: adaptrace diff BASE NEW [--threshold PCT] [--alpha A]\n"
 	      "                      [--stat mean|p50|p90|p99] [--json | --markdown]\n"
-	      "                      [--junit FILE] [--force]\n"
+	      "                      [--junit FILE] [--force] [--absolute]\n"
 	      "\n"
 	      "Compare two recordings, typically of a benchmark run on the base commit (BASE)\n"
 	      "and on a change (NEW), and say which functions got slower, faster, or are\n"
