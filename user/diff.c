@@ -726,7 +726,7 @@ static void table_latency(FILE *f, const struct at_diff_result *r, const struct 
 	for (size_t k = 0; k < r->nrows; k++) {
 		const struct at_diff_row *x = &r->rows[k];
 
-		if (x->verdict != verdict)
+		if (verdict < 0 ? !x->tested : x->verdict != verdict)
 			continue;
 		fprintf(f, "  %-40s %-16s %10s %10s %8s %9s %s\n", x->name, x->binary,
 			at_fmt_ns(a, sizeof(a), x->base), at_fmt_ns(b, sizeof(b), x->new),
@@ -788,6 +788,8 @@ void at_diff_print_table(FILE *f, const struct at_diff_result *r, const struct a
 	table_latency(f, r, o, AT_DV_BETTER, "IMPROVEMENTS", r->nimproved);
 	list_names(f, r, true, r->nappeared);
 	list_names(f, r, false, r->nvanished);
+	if (o->all)
+		table_latency(f, r, o, -1, "ALL FUNCTIONS COMPARED", r->compared);
 	fprintf(f,
 		"\n%s: %zu regression%s, %zu function%s called more often, %zu improvement%s; "
 		"%zu functions compared.\n",
@@ -815,7 +817,7 @@ static void json_latency(FILE *f, const struct at_diff_result *r, const struct a
 	for (size_t k = 0; k < r->nrows; k++) {
 		const struct at_diff_row *x = &r->rows[k];
 
-		if (x->verdict != verdict)
+		if (verdict < 0 ? !x->tested : x->verdict != verdict)
 			continue;
 		fputs(first ? "{\"name\":" : ",{\"name\":", f);
 		first = false;
@@ -899,6 +901,10 @@ void at_diff_print_json(FILE *f, const struct at_diff_result *r, const struct at
 	json_names(f, r, true);
 	fputs(",\"vanished\":", f);
 	json_names(f, r, false);
+	if (o->all) {
+		fputs(",\"functions\":", f);
+		json_latency(f, r, o, -1);
+	}
 	fprintf(f, ",\"compared\":%zu}\n", r->compared);
 }
 
@@ -1145,7 +1151,7 @@ static void diff_usage(FILE *f)
 {
 	fputs("Usage: adaptrace diff BASE NEW [--threshold PCT] [--alpha A]\n"
 	      "                      [--stat mean|p50|p90|p99] [--json | --markdown]\n"
-	      "                      [--junit FILE] [--force] [--absolute]\n"
+	      "                      [--junit FILE] [--force] [--absolute] [--all]\n"
 	      "\n"
 	      "Compare two recordings, typically of a benchmark run on the base commit (BASE)\n"
 	      "and on a change (NEW), and say which functions got slower, faster, or are\n"
@@ -1163,6 +1169,8 @@ static void diff_usage(FILE *f)
 	      "                  failed when it regressed or is called more often\n"
 	      "  --force         compare recordings of different programs\n"
 	      "  --absolute      no common-factor normalisation (see below)\n"
+	      "  --all           also list every function compared (table; JSON key\n"
+	      "                  functions[]), with its change and p-value\n"
 	      "\n"
 	      "Statistics. A latency regression needs both: a significant difference and an\n"
 	      "effect larger than the threshold on the chosen statistic (whole-run values).\n"
@@ -1201,7 +1209,15 @@ static void diff_usage(FILE *f)
 
 int cmd_diff(int argc, char **argv)
 {
-	enum { OPT_THRESHOLD = 256, OPT_ALPHA, OPT_STAT, OPT_JUNIT, OPT_FORCE, OPT_ABSOLUTE };
+	enum {
+		OPT_THRESHOLD = 256,
+		OPT_ALPHA,
+		OPT_STAT,
+		OPT_JUNIT,
+		OPT_FORCE,
+		OPT_ABSOLUTE,
+		OPT_ALL
+	};
 	static const struct option opts[] = {
 	    {"threshold", required_argument, NULL, OPT_THRESHOLD},
 	    {"alpha", required_argument, NULL, OPT_ALPHA},
@@ -1211,6 +1227,7 @@ int cmd_diff(int argc, char **argv)
 	    {"junit", required_argument, NULL, OPT_JUNIT},
 	    {"force", no_argument, NULL, OPT_FORCE},
 	    {"absolute", no_argument, NULL, OPT_ABSOLUTE},
+	    {"all", no_argument, NULL, OPT_ALL},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -1256,6 +1273,9 @@ int cmd_diff(int argc, char **argv)
 			break;
 		case OPT_ABSOLUTE:
 			o.absolute = true;
+			break;
+		case OPT_ALL:
+			o.all = true;
 			break;
 		case 'h':
 			diff_usage(stdout);

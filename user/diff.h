@@ -29,6 +29,7 @@ struct at_diff_opts {
 	int stat;	      /* enum at_diff_stat, default p50 */
 	bool force;	      /* compare even different programs */
 	bool absolute;	      /* no common-factor normalisation */
+	bool all;	      /* outputs list every function compared */
 };
 
 void at_diff_opts_default(struct at_diff_opts *o);
