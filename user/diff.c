@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "diff.h"
+#include "export.h"
 #include "report.h"
 #include "util.h"
 
@@ -984,21 +985,43 @@ names:
 			r->nappeared == 1 ? "" : "s", r->nvanished);
 }
 
+static const char *xml_entity(unsigned char ch)
+{
+	switch (ch) {
+	case '<':
+		return "&lt;";
+	case '>':
+		return "&gt;";
+	case '&':
+		return "&amp;";
+	case '"':
+		return "&quot;";
+	case '\'':
+		return "&apos;";
+	}
+	return NULL;
+}
+
+/*
+ * Attribute text: entities escaped; bytes that are not UTF-8 and the control
+ * characters XML 1.0 forbids (even escaped) become '?', or the file is void.
+ */
 static void xml_str(FILE *f, const char *s)
 {
-	for (; *s; s++) {
+	while (*s) {
 		unsigned char ch = (unsigned char)*s;
-		const char *ent = ch == '<'    ? "&lt;"
-				  : ch == '>'  ? "&gt;"
-				  : ch == '&'  ? "&amp;"
-				  : ch == '"'  ? "&quot;"
-				  : ch == '\'' ? "&apos;"
-					       : NULL;
+		int n = at_utf8_len((const unsigned char *)s);
 
-		if (ent)
-			fputs(ent, f);
-		else /* XML 1.0 forbids most control characters, even escaped. */
-			fputc(ch < 0x20 && ch != '\t' && ch != '\n' ? '?' : ch, f);
+		if (n > 1) {
+			fwrite(s, 1, (size_t)n, f);
+			s += n;
+			continue;
+		}
+		if (xml_entity(ch))
+			fputs(xml_entity(ch), f);
+		else
+			fputc(!n || (ch < 0x20 && ch != '\t' && ch != '\n') ? '?' : ch, f);
+		s++;
 	}
 }
 

@@ -34,8 +34,7 @@ static const char *sym_binary(const struct at_trace *t, uint32_t id)
 	return base_name(t->bins[t->syms[id].binary].path);
 }
 
-/* Length of a valid UTF-8 sequence at p (1-4), or 0. */
-static int utf8_len(const unsigned char *p)
+int at_utf8_len(const unsigned char *p)
 {
 	int n;
 
@@ -65,7 +64,7 @@ void at_export_json_str(FILE *f, const char *s)
 
 	fputc('"', f);
 	while (*p) {
-		int n = utf8_len(p);
+		int n = at_utf8_len(p);
 
 		if (!n) {
 			fputs("\\ufffd", f);

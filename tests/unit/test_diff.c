@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "diff.h"
 #include "export.h"
@@ -186,9 +187,30 @@ static void test_verdicts(void)
 	check(reg[3] && reg[5] && !reg[0] && !reg[4],
 	      "at_diff_regressed: f3 (latency) and f5 (calls) flagged, others not");
 
+	free(a.syms[0].name);
+	a.syms[0].name = at_xstrdup("op<&\"'\x01\xff>\xc3\xa9");
 	rc = at_diff_compute(&a, pa.p, &a, pa.p, &o, &r, err, sizeof(err));
 	check(rc == 0 && !at_diff_failed(&r) && r.nimproved == 0 && r.speed == 1,
 	      "a recording against itself: no change");
+	{
+		char path[] = "/tmp/adaptrace-junit.XXXXXX", buf[8192] = "";
+		int fd = mkstemp(path);
+		FILE *f;
+		size_t n = 0;
+
+		if (fd >= 0 && at_diff_write_junit(path, &r, &o) == 0 && (f = fopen(path, "r"))) {
+			n = fread(buf, 1, sizeof(buf) - 1, f);
+			fclose(f);
+		}
+		buf[n] = '\0';
+		check(strstr(buf, "name=\"op&lt;&amp;&quot;&apos;??&gt;\xc3\xa9\"") &&
+			  strstr(buf, "tests=\"10\" failures=\"0\""),
+		      "JUnit: names escaped, bad bytes replaced, UTF-8 kept; 10 tests, 0 failures");
+		if (fd >= 0) {
+			close(fd);
+			unlink(path);
+		}
+	}
 	at_diff_free(&r);
 
 	/* Another program: no common symbol names, another binary name. */
