@@ -661,25 +661,33 @@ bool at_diff_failed(const struct at_diff_result *res)
 	return res->nregressed || res->nmore;
 }
 
-void at_diff_regressed(const struct at_trace *base, const struct at_trace *cur,
-		       const struct at_func_profile *cp, const struct at_diff_opts *o,
-		       bool *regressed)
+void at_diff_regressed_with(const struct at_trace *base, const struct at_func_profile *bp,
+			    const struct at_trace *cur, const struct at_func_profile *cp,
+			    const struct at_diff_opts *o, bool *regressed)
 {
-	struct at_profile_set ps;
 	struct at_diff_result res;
 	struct at_diff_opts forced = *o;
 	char err[8];
 
 	memset(regressed, 0, cur->nsyms * sizeof(*regressed));
 	forced.force = true; /* the caller chose the baseline */
+	if (at_diff_compute(base, bp, cur, cp, &forced, &res, err, sizeof(err)))
+		return;
+	for (size_t k = 0; k < res.nrows; k++)
+		if (res.rows[k].new_id >= 0 && (res.rows[k].verdict == AT_DV_WORSE ||
+						res.rows[k].calls_verdict == AT_DV_WORSE))
+			regressed[res.rows[k].new_id] = true;
+	at_diff_free(&res);
+}
+
+void at_diff_regressed(const struct at_trace *base, const struct at_trace *cur,
+		       const struct at_func_profile *cp, const struct at_diff_opts *o,
+		       bool *regressed)
+{
+	struct at_profile_set ps;
+
 	at_profile_set_init(&ps, base);
-	if (!at_diff_compute(base, ps.p, cur, cp, &forced, &res, err, sizeof(err))) {
-		for (size_t k = 0; k < res.nrows; k++)
-			if (res.rows[k].new_id >= 0 && (res.rows[k].verdict == AT_DV_WORSE ||
-							res.rows[k].calls_verdict == AT_DV_WORSE))
-				regressed[res.rows[k].new_id] = true;
-		at_diff_free(&res);
-	}
+	at_diff_regressed_with(base, ps.p, cur, cp, o, regressed);
 	at_profile_set_free(&ps);
 }
 

@@ -104,6 +104,10 @@ bool at_diff_failed(const struct at_diff_result *res);
 void at_diff_regressed(const struct at_trace *base, const struct at_trace *cur,
 		       const struct at_func_profile *cp, const struct at_diff_opts *o,
 		       bool *regressed);
+/* The same with BASE's aggregates computed once by the caller (bp: at_profile_set). */
+void at_diff_regressed_with(const struct at_trace *base, const struct at_func_profile *bp,
+			    const struct at_trace *cur, const struct at_func_profile *cp,
+			    const struct at_diff_opts *o, bool *regressed);
 
 void at_diff_print_table(FILE *f, const struct at_diff_result *r, const struct at_diff_opts *o,
 			 const char *base_path, const char *new_path);
