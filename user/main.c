@@ -38,8 +38,14 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(int, char **);
 	} cmds[] = {
-	    {"list", cmd_list}, {"record", cmd_record}, {"report", cmd_report},
-	    {"diff", cmd_diff}, {"export", cmd_export}, {"top", cmd_top},
+	    // clang-format off
+	    {"list", cmd_list},
+	    {"record", cmd_record},
+	    {"report", cmd_report},
+	    {"diff", cmd_diff},
+	    {"export", cmd_export},
+	    {"top", cmd_top},
+	    // clang-format on
 	};
 
 	if (argc < 2) {
