@@ -1,8 +1,8 @@
 #!/bin/sh
 # Install the Debian packages adaptrace needs to build and test, if missing.
 set -eu
-PKGS="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcapstone-dev redis-server redis-tools libclang-rt-14-dev jq
-python3 util-linux binutils"
+PKGS="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcapstone-dev libclang-rt-14-dev
+jq python3 util-linux binutils redis-server redis-tools prometheus tmux libxml2-utils"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -158,5 +158,7 @@ void at_counts_merge(struct at_counts *dst, const struct at_counts *src);
 void at_profile_add(struct at_func_profile *p, const struct at_window_entry *e);
 /* Value at quantile q (0..1) of a histogram, clamped to [min, max]. */
 uint64_t at_hist_quantile(const uint64_t *hist, double q, uint64_t min_ns, uint64_t max_ns);
+/* The same over one window entry's sparse histogram; NAN without timed calls. */
+double at_entry_quantile(const struct at_window_entry *e, double q);
 
 #endif

@@ -28,7 +28,10 @@
 #include "attach.h"
 #include "coarse.skel.h"
 #include "commands.h"
+#include "diff.h"
+#include "export.h"
 #include "privilege.h"
+#include "record.h"
 #include "report.h"
 #include "stats.h"
 #include "target.h"
@@ -43,8 +46,11 @@ struct rec_opts {
 	double duration; /* seconds, 0 = until stopped */
 	double interval;
 	bool quiet;
-	bool empty_probes; /* benchmark floor: empty programs, no file figures */
-	bool entry_only;   /* benchmark: empty entry programs and no return probes */
+	bool empty_probes;	      /* benchmark floor: empty programs, no file figures */
+	bool entry_only;	      /* benchmark: empty entry programs and no return probes */
+	const char *baseline;	      /* --baseline: diff against it at exit */
+	const char *openmetrics_file; /* rewritten every interval */
+	const struct at_record_hook *hook;
 };
 
 /* Why the main loop stopped. */
@@ -55,6 +61,7 @@ enum stop_reason {
 	STOP_TARGET_EXIT,
 	STOP_WRITE_ERROR,
 	STOP_TARGET_EXEC, /* the -p process executed another program */
+	STOP_HOOK,	  /* the hook (top) asked to stop */
 };
 
 struct recorder {
@@ -115,6 +122,14 @@ static void record_usage(FILE *f)
 	      "                       target's exit)\n"
 	      "      --interval SEC   snapshot interval (default 1)\n"
 	      "  -q, --quiet          no report at the end\n"
+	      "      --baseline FILE  at exit, compare with the recording FILE as 'adaptrace\n"
+	      "                       diff FILE OUTPUT' does (p50, 10 %, alpha 0.01), print\n"
+	      "                       the verdict and exit 1 on a regression (CMD's own\n"
+	      "                       non-zero status takes precedence)\n"
+	      "      --openmetrics-file PATH\n"
+	      "                       rewrite PATH atomically every interval with the figures\n"
+	      "                       so far, in OpenMetrics text (node_exporter textfile\n"
+	      "                       collector; see 'adaptrace export --help')\n"
 	      "\n"
 	      "Figures: CALLS is exact. TOTAL is inclusive time with recursion counted once;\n"
 	      "SELF excludes traced callees; MEAN/P50/P90/P99/MAX are per-call inclusive\n"
@@ -143,7 +158,15 @@ static void not_yet(const char *opt)
 
 static void parse_opts(int argc, char **argv, struct rec_opts *o)
 {
-	enum { OPT_INTERVAL = 256, OPT_EMPTY, OPT_EMPTY_ENTRY, OPT_LATER, OPT_NO_SITE_OPT };
+	enum {
+		OPT_INTERVAL = 256,
+		OPT_EMPTY,
+		OPT_EMPTY_ENTRY,
+		OPT_LATER,
+		OPT_NO_SITE_OPT,
+		OPT_BASELINE,
+		OPT_OPENMETRICS
+	};
 	static const struct option opts[] = {
 	    {"pid", required_argument, NULL, 'p'},
 	    {"binary", required_argument, NULL, 'b'},
@@ -157,6 +180,8 @@ static void parse_opts(int argc, char **argv, struct rec_opts *o)
 	    {"empty-probes", no_argument, NULL, OPT_EMPTY},
 	    {"empty-entry-probes", no_argument, NULL, OPT_EMPTY_ENTRY},
 	    {"no-site-opt", no_argument, NULL, OPT_NO_SITE_OPT},
+	    {"baseline", required_argument, NULL, OPT_BASELINE},
+	    {"openmetrics-file", required_argument, NULL, OPT_OPENMETRICS},
 	    {"usdt", required_argument, NULL, 'u'},
 	    {"select", required_argument, NULL, OPT_LATER},
 	    {"detail", required_argument, NULL, OPT_LATER},
@@ -216,6 +241,12 @@ static void parse_opts(int argc, char **argv, struct rec_opts *o)
 			break;
 		case OPT_NO_SITE_OPT:
 			o->t.no_site_opt = true;
+			break;
+		case OPT_BASELINE:
+			o->baseline = optarg;
+			break;
+		case OPT_OPENMETRICS:
+			o->openmetrics_file = optarg;
 			break;
 		case 'u':
 			not_yet("-u (USDT probes)");
@@ -518,6 +549,21 @@ static void detach_all(struct recorder *r)
 	r->exec_link = NULL;
 }
 
+/* Per-interval consumers: the OpenMetrics file and the caller's hook (top). */
+static void window_hooks(struct recorder *r, const struct at_window *win)
+{
+	const struct at_record_hook *h = r->o->hook;
+
+	if (r->o->openmetrics_file) {
+		int err = at_export_openmetrics_file(r->o->openmetrics_file, &r->t, r->ps.p);
+
+		if (err)
+			at_warn("cannot write %s: %s", r->o->openmetrics_file, strerror(-err));
+	}
+	if (h && h->on_window && h->on_window(h->ctx, &r->ps, win) && r->stop == STOP_NONE)
+		r->stop = STOP_HOOK;
+}
+
 /* Snapshot the maps into one window, write it and fold it into the report. */
 static int tick(struct recorder *r, uint64_t now)
 {
@@ -533,6 +579,7 @@ static int tick(struct recorder *r, uint64_t now)
 	r->last_tick = now;
 	err = at_writer_window(r->w, &win);
 	at_profile_set_add_window(&r->ps, &win);
+	window_hooks(r, &win);
 	at_window_clear(&win);
 	if (err)
 		snprintf(r->err, sizeof(r->err), "%s", at_writer_error(r->w));
@@ -664,6 +711,9 @@ static const char *stop_text(const struct recorder *r, char *buf, size_t len)
 	case STOP_TARGET_EXEC:
 		snprintf(buf, len, "process %d executed %s", (int)r->tgt.pid, r->exec_path);
 		break;
+	case STOP_HOOK:
+		snprintf(buf, len, "stopped by the user");
+		break;
 	default:
 		snprintf(buf, len, "stopped");
 	}
@@ -763,9 +813,39 @@ static int fail(struct recorder *r, int code)
 	return code;
 }
 
+/* --baseline: the file must be readable before anything is recorded. */
+static void check_baseline(const char *path)
+{
+	struct at_trace t;
+	char err[AT_ERRLEN];
+
+	if (at_trace_read(path, &t, true, err, sizeof(err)) < 0)
+		at_die(AT_EXIT_USAGE, "--baseline: %s", err);
+	at_trace_free(&t);
+}
+
+/* After a clean recording: the diff's verdict becomes the exit status. */
+static int baseline_verdict(const struct rec_opts *o, int rc)
+{
+	struct at_diff_opts d;
+	int drc;
+
+	if (!o->baseline || rc != AT_EXIT_OK)
+		return rc;
+	at_diff_opts_default(&d);
+	fputc('\n', stderr);
+	drc = at_diff_files(o->baseline, o->output, &d, stderr);
+	return drc;
+}
+
 int cmd_record(int argc, char **argv)
 {
-	struct rec_opts o = {0};
+	return at_record_run(argc, argv, NULL);
+}
+
+int at_record_run(int argc, char **argv, const struct at_record_hook *hook)
+{
+	struct rec_opts o = {.hook = hook};
 	struct recorder r = {.o = &o, .go_fd = -1};
 	char *cmd_path = NULL;
 	sigset_t mask;
@@ -774,6 +854,8 @@ int cmd_record(int argc, char **argv)
 	uint64_t t;
 
 	parse_opts(argc, argv, &o);
+	if (o.baseline)
+		check_baseline(o.baseline);
 	rc = at_check_privilege(r.err, sizeof(r.err));
 	if (rc)
 		at_die(rc, "%s", r.err);
@@ -853,6 +935,7 @@ int cmd_record(int argc, char **argv)
 		if (rc == AT_EXIT_OK)
 			rc = crc;
 	}
+	rc = baseline_verdict(&o, rc);
 	close(sfd);
 	recorder_free(&r);
 	free(cmd_path);
