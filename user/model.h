@@ -107,7 +107,7 @@ enum at_arg_type {
 #define AT_MAX_ARGS 6
 
 struct at_arg {
-	uint32_t type; /* enum at_arg_type */
+	uint32_t type;	/* enum at_arg_type */
 	bool truncated; /* AT_ARG_STR: the string was longer than captured */
 	uint64_t v;	/* the register's value (for strings: the pointer) */
 	char *str;	/* AT_ARG_STR only, NUL-terminated; NULL if unreadable */

@@ -36,6 +36,7 @@ struct at_target_opts {
 	struct at_strv include; /* -f */
 	struct at_strv exclude; /* -x */
 	struct at_strv libs;	/* -l */
+	bool no_funcs;		/* USDT only: resolve the binaries, select no function */
 };
 
 /* One binary to probe. */
