@@ -305,6 +305,13 @@ static int load_elf(Elf *elf, struct at_usdt_set *out, char *err, size_t errlen)
 		return -1;
 	}
 	asz = cls == ELFCLASS32 ? 4 : 8;
+	{
+		GElf_Ehdr eh;
+		uint64_t off;
+
+		if (gelf_getehdr(elf, &eh) && eh.e_entry && to_offset(elf, eh.e_entry, true, &off))
+			out->entry_offset = off;
+	}
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		const char *name;

@@ -53,7 +53,8 @@ struct at_usdt_probe {
 struct at_usdt_set {
 	struct at_usdt_probe *p;
 	size_t n;
-	bool has_notes; /* the file has a .note.stapsdt section (maybe empty) */
+	bool has_notes;	       /* the file has a .note.stapsdt section (maybe empty) */
+	uint64_t entry_offset; /* file offset of e_entry (runs once per process), or 0 */
 };
 
 /*
