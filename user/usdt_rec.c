@@ -228,6 +228,9 @@ int at_usdtrec_plan(struct at_usdt_rec *u, const struct at_target *tgt, char *er
 			return AT_EXIT_USAGE;
 		}
 	}
+	/* Rows follow the functions; the BPF side needs key_base at load. */
+	u->row_base = (uint32_t)tgt->nsel;
+	u->key_base = u->row_base + (uint32_t)u->ncounted;
 	return AT_EXIT_OK;
 }
 
@@ -253,8 +256,6 @@ static void set_row(struct at_symbol *s, uint32_t id, uint32_t kind, uint32_t bi
 
 void at_usdtrec_describe(struct at_usdt_rec *u, struct at_trace *t)
 {
-	u->row_base = (uint32_t)t->nsyms;
-	u->key_base = u->row_base + (uint32_t)u->ncounted;
 	if (!u->ncounted)
 		return;
 	t->syms = at_xrealloc(t->syms, t->nsyms + u->ncounted, sizeof(*t->syms));
