@@ -2,7 +2,8 @@
 # Install the Debian packages adaptrace needs to build and test, if missing.
 set -eu
 PKGS="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libclang-rt-14-dev jq
-python3 util-linux binutils"
+python3 util-linux binutils
+python3.11 systemtap-sdt-dev g++"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
