@@ -266,6 +266,8 @@ static void add_note(struct at_usdt_set *s, Elf *elf, const char *desc, size_t l
 	if (pr.sema && !to_offset(elf, pr.sema, false, &pr.sema_offset))
 		goto bad;
 	pr.args_ok = at_usdt_parse_args(pr.args_text, pr.args, &pr.nargs, NULL, 0);
+	if (!pr.args_ok)
+		pr.nargs = 0;
 	s->p = at_xrealloc(s->p, s->n + 1, sizeof(*s->p));
 	s->p[s->n++] = pr;
 	return;

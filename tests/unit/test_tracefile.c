@@ -73,12 +73,12 @@ static struct at_binary bins[] = {
 };
 #define NSYMS 6
 static struct at_symbol syms[NSYMS] = {
-    {0, 0, 0x1000, 32, 0x1000, AT_ENTRY_EMULATED, "main"},
-    {1, 0, 0x1040, 100, 0x1044, AT_ENTRY_SSTEP, "parse"},
-    {2, 0, UINT64_MAX, UINT64_MAX, UINT64_MAX, AT_ENTRY_UNKNOWN, "huge"},
-    {3, 1, 0x29dc0, 300, 0x29dc4, AT_ENTRY_EMULATED, "malloc"},
-    {4, 1, 0x2a000, 20, 0x2a000, AT_ENTRY_EMULATED, ""},
-    {5, 1, 0x2b000, 20, 0x2b000, AT_ENTRY_SSTEP, "free"},
+    {0, AT_SYM_FUNC, 0, 0x1000, 32, 0x1000, AT_ENTRY_EMULATED, "main"},
+    {1, AT_SYM_FUNC, 0, 0x1040, 100, 0x1044, AT_ENTRY_SSTEP, "parse"},
+    {2, AT_SYM_FUNC, 0, UINT64_MAX, UINT64_MAX, UINT64_MAX, AT_ENTRY_UNKNOWN, "huge"},
+    {3, AT_SYM_FUNC, 1, 0x29dc0, 300, 0x29dc4, AT_ENTRY_EMULATED, "malloc"},
+    {4, AT_SYM_FUNC, 1, 0x2a000, 20, 0x2a000, AT_ENTRY_EMULATED, ""},
+    {5, AT_SYM_FUNC, 1, 0x2b000, 20, 0x2b000, AT_ENTRY_SSTEP, "free"},
 };
 
 static struct at_hist_pair h1[] = {{0, 1}, {1, 2}, {17, 5}, {AT_HIST_BUCKETS - 1, UINT64_MAX}};
