@@ -279,6 +279,18 @@ static size_t probe_end(const struct at_usdt_set *s, size_t i)
 	return j;
 }
 
+/* The next space-separated argument spec of t into buf; returns the rest. */
+static const char *next_spec(const char *t, char *buf, size_t len)
+{
+	size_t l;
+
+	while (*t == ' ')
+		t++;
+	l = strcspn(t, " ");
+	snprintf(buf, len, "%.*s", (int)l, t);
+	return t + l;
+}
+
 static void usdt_json_probe(FILE *out, const struct at_usdt_set *s, size_t i, size_t end)
 {
 	const struct at_usdt_probe *p = &s->p[i];
@@ -294,13 +306,7 @@ static void usdt_json_probe(FILE *out, const struct at_usdt_set *s, size_t i, si
 		const char *t = p->args_text;
 
 		for (uint32_t a = 0; a < p->nargs; a++) {
-			size_t l;
-
-			while (*t == ' ')
-				t++;
-			l = strcspn(t, " ");
-			snprintf(spec, sizeof(spec), "%.*s", (int)l, t);
-			t += l;
+			t = next_spec(t, spec, sizeof(spec));
 			fputs(a ? ",{\"spec\":" : "{\"spec\":", out);
 			at_json_str(out, spec);
 			fprintf(out, ",\"type\":\"%s\"}", at_usdt_arg_type(&p->args[a]));
@@ -331,16 +337,12 @@ static void usdt_plain_probe(FILE *out, const struct at_usdt_set *s, size_t i, s
 		fputs("(none)\n", out);
 	else {
 		const char *t = p->args_text;
+		char spec[128];
 
 		for (uint32_t a = 0; a < p->nargs; a++) {
-			size_t l;
-
-			while (*t == ' ')
-				t++;
-			l = strcspn(t, " ");
-			fprintf(out, "%sarg%u:%s=%.*s", a ? " " : "", a + 1,
-				at_usdt_arg_type(&p->args[a]), (int)l, t);
-			t += l;
+			t = next_spec(t, spec, sizeof(spec));
+			fprintf(out, "%sarg%u:%s=%s", a ? " " : "", a + 1,
+				at_usdt_arg_type(&p->args[a]), spec);
 		}
 		fputc('\n', out);
 	}
