@@ -18,47 +18,13 @@
 #include <bpf/usdt.bpf.h>
 
 #include "adaptrace.h"
+#include "counters.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-const volatile __u64 target_ino = 0;
-const volatile __u32 target_dev = 0;
 /* Row of slot 0; keyed rows follow the function and counted-probe rows. */
 const volatile __u32 key_base = 0;
 const volatile struct at_ukey_spec specs[AT_UKEY_SPECS] = {};
-
-/* Shared with coarse.bpf.c through bpf_map__reuse_fd(). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct at_fstats);
-} fstats SEC(".maps");
-
-struct hist {
-	__u64 b[AT_HIST_BUCKETS];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct hist);
-} hists SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct at_fconc);
-} conc SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, AT_DIAG_NR);
-	__type(key, __u32);
-	__type(value, __u64);
-} diag SEC(".maps");
 
 /* Keyed rows: key -> slot, slot -> key values, and the slot allocator. */
 struct {
@@ -111,23 +77,6 @@ struct {
 	__type(key, int);
 	__type(value, struct kstack);
 } kstacks SEC(".maps");
-
-static __always_inline void diag_inc(__u32 which)
-{
-	__u64 *v = bpf_map_lookup_elem(&diag, &which);
-
-	if (v)
-		*v += 1;
-}
-
-static __always_inline bool exe_matches(void)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct inode *inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
-
-	return BPF_CORE_READ(inode, i_ino) == target_ino &&
-	       BPF_CORE_READ(inode, i_sb, s_dev) == target_dev;
-}
 
 SEC("usdt")
 int usdt_count(struct pt_regs *ctx)
@@ -237,27 +186,6 @@ static __always_inline __s64 key_row(__u32 si, __u64 h, struct at_ukey_info *k)
 	return key_base + slot;
 }
 
-static __always_inline void conc_enter(__u32 id)
-{
-	struct at_fconc *c = bpf_map_lookup_elem(&conc, &id);
-	__s64 now, old;
-
-	if (!c)
-		return;
-	now = __sync_add_and_fetch(&c->inflight, 1);
-	old = c->max;
-	for (int i = 0; i < 4 && now > old; i++)
-		old = __sync_val_compare_and_swap(&c->max, old, now) == old ? now : c->max;
-}
-
-static __always_inline void conc_leave(__u32 id)
-{
-	struct at_fconc *c = bpf_map_lookup_elem(&conc, &id);
-
-	if (c)
-		__sync_fetch_and_sub(&c->inflight, 1);
-}
-
 static __always_inline struct kframe *kframe_at(struct kstack *s, __u32 i)
 {
 	return &s->f[i & (AT_MAX_DEPTH - 1)];
@@ -323,31 +251,14 @@ int usdt_key_entry(struct pt_regs *ctx)
 	return 0;
 }
 
-static __always_inline void add_sumsq(struct at_fstats *st, __u64 d)
-{
-	__u64 a = d >> 32, b = d & 0xffffffff;
-	__u64 lo = b * b, mid = 2 * a * b, hi = a * a + (mid >> 32);
-	__u64 mid_lo = mid << 32;
-
-	lo += mid_lo;
-	if (lo < mid_lo)
-		hi++;
-	st->sumsq_lo += lo;
-	if (st->sumsq_lo < lo)
-		hi++;
-	st->sumsq_hi += hi;
-}
-
 SEC("usdt")
 int usdt_key_return(struct pt_regs *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u64 cookie = bpf_usdt_cookie(ctx);
-	__u32 depth, top, id, bucket;
-	struct at_fstats *st;
+	__u32 depth, top, id;
 	struct kstack *s;
 	struct kframe *f;
-	struct hist *hp;
 	__u64 dur, self;
 
 	if ((cookie & AT_COOKIE_EXE_FILTER) && !exe_matches())
@@ -377,22 +288,6 @@ int usdt_key_return(struct pt_regs *ctx)
 	if (top > 0)
 		kframe_at(s, top - 1)->child_ns += dur;
 
-	st = bpf_map_lookup_elem(&fstats, &id);
-	if (!st)
-		return 0;
-	st->returns++;
-	st->sum_ns += dur;
-	if (f->outer)
-		st->total_ns += dur;
-	st->self_ns += self;
-	if (!st->min_ns || dur < st->min_ns)
-		st->min_ns = dur;
-	if (dur > st->max_ns)
-		st->max_ns = dur;
-	add_sumsq(st, dur);
-	hp = bpf_map_lookup_elem(&hists, &id);
-	bucket = at_hist_bucket(dur);
-	if (hp && bucket < AT_HIST_BUCKETS)
-		hp->b[bucket]++;
+	count_return(id, dur, self, f->outer);
 	return 0;
 }
