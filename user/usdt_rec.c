@@ -433,7 +433,16 @@ static void key_row(struct at_symbol *s, const struct at_usdt_spec *sp,
 		    const struct at_ukey_info *ki)
 {
 	char name[1024];
-	size_t n = (size_t)snprintf(name, sizeof(name), "%s:%s[", s->provider, s->probe);
+	size_t n;
+
+	if (!sp->nkeys) {
+		/* A pair without keys: one row for the pair. */
+		snprintf(name, sizeof(name), "%s:%s+%s", s->provider, s->probe,
+			 sp->ret_name ? sp->ret_name : "");
+		s->name = at_xstrdup(name);
+		return;
+	}
+	n = (size_t)snprintf(name, sizeof(name), "%s:%s[", s->provider, s->probe);
 
 	s->nkeys = sp->nkeys;
 	s->keys = at_xcalloc(sp->nkeys ? sp->nkeys : 1, sizeof(*s->keys));

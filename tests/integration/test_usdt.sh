@@ -69,6 +69,7 @@ expect_eq "list -l libstdc++.so.6: its throw probe" \
 at_run "$WORK/sdt" record -q -o "$WORK/sdt.data" -u 'attest:*' -u 'attest:tick(arg4:str)' \
 	-u 'attest:tick(arg3:ptr)' -u 'attest:val(arg1:int)' -u 'attest:val(arg2:uint)' \
 	-u 'attest:inl(arg1:int)' -u 'attest:long(arg1:str)' -u 'attest:enter+leave(arg1:int)' \
+	-u 'attest:enter+leave' \
 	-- "$SDT"
 expect_eq "sdt: record exits 0" "$RC" 0 || sed 's/^/#   stderr: /' "$WORK/sdt.err" | head
 if report_json "$WORK/sdt.data" "$WORK/sdt.json"; then
@@ -112,12 +113,30 @@ if report_json "$WORK/sdt.data" "$WORK/sdt.json"; then
 		expect_eq "sdt: pair enter+leave depth $d: calls" "$(fn "$J" "attest:enter[$d]" calls)" 5
 		expect_eq "sdt: pair enter+leave depth $d: returns" "$(fn "$J" "attest:enter[$d]" returns)" 5
 	done
+	expect_eq "sdt: pair without keys: calls" "$(fn "$J" "attest:enter+leave" calls)" 15
+	expect_eq "sdt: pair without keys: returns" "$(fn "$J" "attest:enter+leave" returns)" 15
+	# Nested calls of the one row: total counts the outermost only, below the sum of calls.
+	expect_cmp "sdt: pair without keys: recursion counted once in total" \
+		"$(fn "$J" "attest:enter+leave" total_ns)" "<" \
+		"$(jq '.functions[] | select(.name == "attest:enter+leave") | .mean_ns * .returns' "$J")"
+	expect_eq "sdt: pair without keys: one call in flight (recursion on one thread)" \
+		"$(fn "$J" "attest:enter+leave" max_concurrency)" 1
 	t3=$(fn "$J" "attest:enter[3]" total_ns)
 	t2=$(fn "$J" "attest:enter[2]" total_ns)
 	s3=$(fn "$J" "attest:enter[3]" self_ns)
 	expect_cmp "sdt: pair depth 3 includes depth 2" "$t3" ">" "$t2"
 	expect_cmp "sdt: pair self time excludes the nested pairs" "$s3" "<" "$t3"
 	expect_cmp "sdt: pair p50 > 0" "$(fn "$J" "attest:enter[1]" p50_ns)" ">" 0
+fi
+
+# Probes beside functions: -f adds functions to -u's probes.
+at_run "$WORK/mix" record -q -o "$WORK/mix.data" -f nest -u 'attest:enter' -- "$SDT"
+expect_eq "mix: record exits 0" "$RC" 0 || sed 's/^/#   stderr: /' "$WORK/mix.err" | head
+if report_json "$WORK/mix.data" "$WORK/mix.json"; then
+	expect_eq "mix: function nest counted" "$(fn "$WORK/mix.json" nest calls)" 15
+	expect_eq "mix: probe attest:enter counted beside it" \
+		"$(usdt attest:enter calls "$WORK/mix.json")" 15
+	expect_eq "mix: only those two rows" "$(jq '.functions | length' "$WORK/mix.json")" 2
 fi
 
 # Untraced, the guarded probe does not fire.
@@ -171,12 +190,17 @@ while not os.path.exists(sys.argv[2]):
     f()
     time.sleep(0.02)
 EOF
+"$ADAPTRACE" list --usdt -p $$ >/dev/null 2>&1
+expect_eq "list --usdt -p on a process without probes exits 2" "$?" 2
 OFF_ENTRY=$(sema_off "$PY" python:function__entry)
 OFF_LINE=$(sema_off "$PY" python:line)
 "$PY" "$WORK/wait.py" "$WORK/pypid" "$WORK/pystop" &
 PYPID=$!
 track "$PYPID"
 for _ in $(seq 100); do [ -s "$WORK/pypid" ] && break; sleep 0.05; done
+"$ADAPTRACE" list --usdt -p "$PYPID" -f 'python:function__*' >"$WORK/lp.txt" 2>/dev/null
+expect_eq "list --usdt -p PID: python's function probes" \
+	"$(awk 'NR > 1 { print $1 }' "$WORK/lp.txt" | tr '\n' ' ')" "python:function__entry python:function__return "
 expect_eq "python -p: semaphores 0 before" \
 	"$(sema "$PYPID" "$PY" "$OFF_ENTRY") $(sema "$PYPID" "$PY" "$OFF_LINE")" "0 0"
 if at_start "$WORK/pp" record -q -o "$WORK/pp.data" -p "$PYPID" -d 2 \
