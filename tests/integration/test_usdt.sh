@@ -220,6 +220,31 @@ fi
 touch "$WORK/pystop"
 wait_exit "$PYPID" 10
 
+# ---- kill -9 of adaptrace tracing USDT probes beside a hot function's return
+# probe: it dies promptly, the probes go with it, the semaphores drop to 0.
+rm -f "$WORK/pypid" "$WORK/pystop"
+"$PY" "$WORK/wait.py" "$WORK/pypid" "$WORK/pystop" &
+PYPID=$!
+track "$PYPID"
+for _ in $(seq 100); do [ -s "$WORK/pypid" ] && break; sleep 0.05; done
+if at_start "$WORK/pk" record -q -o "$WORK/pk.data" -p "$PYPID" -f PyLong_FromLong \
+	-u 'python:function__entry+function__return(arg2:str)' -u 'python:gc__*'; then
+	sleep 1
+	expect_eq "kill -9: semaphores raised while traced" \
+		"$(sema "$PYPID" "$PY" "$OFF_ENTRY") $(sema "$PYPID" "$PY" "$OFF_LINE")" "1 1"
+	kill -s KILL "$AT_PID"
+	wait_exit "$AT_PID" 10
+	expect_eq "kill -9: adaptrace died of SIGKILL within 10 s" "$RC" 137
+	sleep 0.5
+	expect_eq "kill -9: semaphores back to 0" \
+		"$(sema "$PYPID" "$PY" "$OFF_ENTRY") $(sema "$PYPID" "$PY" "$OFF_LINE")" "0 0"
+else
+	fail "kill -9: adaptrace attached" "$(tail -n 5 "$WORK/pk.err")"
+fi
+touch "$WORK/pystop"
+wait_exit "$PYPID" 10
+expect_eq "kill -9: the traced python exits normally" "$RC" 0
+
 # ---- semaphores with -b: a process started after attaching, then 0 again
 rm -f "$WORK/pypid" "$WORK/pystop"
 if at_start "$WORK/pb" record -q -o "$WORK/pb.data" -b "$PY" -d 3 \
