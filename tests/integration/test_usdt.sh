@@ -152,6 +152,22 @@ if report_json "$WORK/cxx.data" "$WORK/cxx.json"; then
 	expect_eq "c++: libstdcxx:throw counts 1000" "$(usdt libstdcxx:throw calls "$WORK/cxx.json")" 1000
 fi
 
+# -b with a library probe: processes started later, only those running the -b binary.
+cp "$TARGETS/thrower" "$WORK/other_thrower"
+if at_start "$WORK/cxxb" record -q -o "$WORK/cxxb.data" -b "$TARGETS/thrower" \
+	-l libstdc++.so.6 -u 'libstdcxx:throw' -d 4; then
+	"$TARGETS/thrower" >/dev/null
+	"$WORK/other_thrower" >/dev/null
+	"$TARGETS/thrower" >/dev/null
+	wait_exit "$AT_PID" 30
+	expect_eq "c++ -b: record exits 0" "$RC" 0
+	report_json "$WORK/cxxb.data" "$WORK/cxxb.json" &&
+		expect_eq "c++ -b: two later runs of the binary count 2000, another program's none" \
+			"$(usdt libstdcxx:throw calls "$WORK/cxxb.json")" 2000
+else
+	fail "c++ -b: adaptrace attached" "$(tail -n 5 "$WORK/cxxb.err")"
+fi
+
 # ---- python3.11: keyed, paired Python functions
 cat >"$WORK/fib.py" <<'EOF'
 def fib(n):
