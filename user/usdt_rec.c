@@ -352,12 +352,26 @@ static int raise_python_line(struct at_usdt_rec *u, pid_t pid, size_t bin, char 
 	LIBBPF_OPTS(bpf_uprobe_opts, o);
 	int e;
 
-	if (!line || !line->sema_offset || !s->entry_offset)
+	uint64_t site = s->entry_offset;
+
+	if (!line || !line->sema_offset)
 		return 0;
+	/* A shared libpython has no entry point: _init and _fini run once too. */
+	for (size_t i = 0; !site && i < u->tgt->bins[bin].elf.nfuncs; i++) {
+		const struct at_elf_func *f = &u->tgt->bins[bin].elf.funcs[i];
+
+		if (!strcmp(f->name, "_init") || !strcmp(f->name, "_fini"))
+			site = f->offset;
+	}
+	if (!site) {
+		at_warn("%s: no place to raise the python:line semaphore from; Python 3.11 then "
+			"reports only the calls that enter the interpreter from C",
+			u->tgt->bins[bin].display_path);
+		return 0;
+	}
 	o.ref_ctr_offset = line->sema_offset;
 	e = add_link(u, bpf_program__attach_uprobe_opts(u->skel->progs.usdt_empty, pid,
-							u->tgt->bins[bin].attach_path,
-							s->entry_offset, &o));
+							u->tgt->bins[bin].attach_path, site, &o));
 	if (e)
 		snprintf(err, errlen, "cannot raise the python:line semaphore of %s: %s",
 			 u->tgt->bins[bin].display_path, strerror(-e));
