@@ -387,7 +387,8 @@ static bool needs_line(const struct keyed *k)
 int at_usdtrec_attach(struct at_usdt_rec *u, pid_t pid, char *err, size_t errlen)
 {
 	struct usdt_bpf *s = u->skel;
-	bool raised[64] = {false};
+	/* Per binary: python:line raised already. */
+	bool *raised = at_xcalloc(u->tgt->nbins, sizeof(*raised));
 	int e = 0;
 
 	for (size_t c = 0; c < u->ncounted && !e; c++) {
@@ -399,7 +400,7 @@ int at_usdtrec_attach(struct at_usdt_rec *u, pid_t pid, char *err, size_t errlen
 		e = attach_usdt(u, u->empty ? s->progs.usdt_empty : s->progs.usdt_count, pid,
 				ct->bin, ct->p, cookie, err, errlen);
 		if (!e && !strcmp(ct->p->provider, "python") &&
-		    !strncmp(ct->p->name, "function__", 10) && ct->bin < 64 && !raised[ct->bin]) {
+		    !strncmp(ct->p->name, "function__", 10) && !raised[ct->bin]) {
 			e = raise_python_line(u, pid, ct->bin, err, errlen);
 			raised[ct->bin] = true;
 		}
@@ -417,11 +418,12 @@ int at_usdtrec_attach(struct at_usdt_rec *u, pid_t pid, char *err, size_t errlen
 		if (!e)
 			e = attach_usdt(u, s->progs.usdt_key_entry, pid, kd->bin, kd->entry, cookie,
 					err, errlen);
-		if (!e && needs_line(kd) && kd->bin < 64 && !raised[kd->bin]) {
+		if (!e && needs_line(kd) && !raised[kd->bin]) {
 			e = raise_python_line(u, pid, kd->bin, err, errlen);
 			raised[kd->bin] = true;
 		}
 	}
+	free(raised);
 	return e;
 }
 
