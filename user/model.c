@@ -1,6 +1,4 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include <stdlib.h>
-
 #include "model.h"
 
 void at_counts_merge(struct at_counts *dst, const struct at_counts *src)
@@ -57,16 +55,4 @@ uint64_t at_hist_quantile(const uint64_t *hist, double q, uint64_t min_ns, uint6
 		return (uint64_t)v;
 	}
 	return max_ns;
-}
-
-void at_symbol_free_usdt(struct at_symbol *s)
-{
-	for (uint32_t k = 0; k < s->nkeys; k++)
-		free(s->keys[k].str);
-	free(s->keys);
-	free(s->provider);
-	free(s->probe);
-	s->keys = NULL;
-	s->nkeys = 0;
-	s->provider = s->probe = NULL;
 }

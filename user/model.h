@@ -160,8 +160,6 @@ struct at_func_profile {
 	uint64_t hist[AT_HIST_BUCKETS];
 };
 
-/* Free a row's USDT fields (provider, probe, keys). */
-void at_symbol_free_usdt(struct at_symbol *s);
 void at_counts_merge(struct at_counts *dst, const struct at_counts *src);
 /* Add a window entry into an aggregate. */
 void at_profile_add(struct at_func_profile *p, const struct at_window_entry *e);

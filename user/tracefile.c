@@ -1210,6 +1210,16 @@ int at_trace_read(const char *path, struct at_trace *t, bool salvage, char *err,
 	return rc;
 }
 
+/* A row's USDT fields (provider, probe, keys). */
+static void free_symbol_usdt(struct at_symbol *s)
+{
+	for (uint32_t k = 0; k < s->nkeys; k++)
+		free(s->keys[k].str);
+	free(s->keys);
+	free(s->provider);
+	free(s->probe);
+}
+
 void at_trace_free(struct at_trace *t)
 {
 	if (!t)
@@ -1223,7 +1233,7 @@ void at_trace_free(struct at_trace *t)
 		free(t->bins[i].path);
 	free(t->bins);
 	for (size_t i = 0; i < t->nsyms; i++) {
-		at_symbol_free_usdt(&t->syms[i]);
+		free_symbol_usdt(&t->syms[i]);
 		free(t->syms[i].name);
 	}
 	free(t->syms);
