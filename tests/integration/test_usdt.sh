@@ -49,7 +49,7 @@ sema_off()
 expect_eq "list --usdt exits 0" "$?" 0
 expect_eq "list: probes of the target" \
 	"$(jq -r '[.binaries[0].probes[] | "\(.provider):\(.name)"] | join(" ")' "$WORK/list.json")" \
-	"attest:enter attest:inl attest:leave attest:long attest:tick attest:val"
+	"attest:enter attest:inl attest:leave attest:long attest:mem attest:tick attest:val"
 expect_eq "list: the inlined probe has 3 locations" \
 	"$(jq '.binaries[0].probes[] | select(.name == "inl") | .locations | length' "$WORK/list.json")" 3
 expect_eq "list: tick's argument types" \
@@ -69,7 +69,7 @@ expect_eq "list -l libstdc++.so.6: its throw probe" \
 at_run "$WORK/sdt" record -q -o "$WORK/sdt.data" -u 'attest:*' -u 'attest:tick(arg4:str)' \
 	-u 'attest:tick(arg3:ptr)' -u 'attest:val(arg1:int)' -u 'attest:val(arg2:uint)' \
 	-u 'attest:inl(arg1:int)' -u 'attest:long(arg1:str)' -u 'attest:enter+leave(arg1:int)' \
-	-u 'attest:enter+leave' \
+	-u 'attest:enter+leave' -u 'attest:mem(arg1:int)' \
 	-- "$SDT"
 expect_eq "sdt: record exits 0" "$RC" 0 || sed 's/^/#   stderr: /' "$WORK/sdt.err" | head
 if report_json "$WORK/sdt.data" "$WORK/sdt.json"; then
@@ -97,6 +97,12 @@ if report_json "$WORK/sdt.data" "$WORK/sdt.json"; then
 	expect_eq "sdt: decoded signed key value" \
 		"$(jq -c '[.usdt[] | select(.name == "val" and .kind == "usdt_key") | .key[0]] | sort | .[0]' "$J")" \
 		"-2"
+	expect_eq "sdt: memory-operand argument decoded" \
+		"$(jq -c '[.usdt[] | select(.name == "mem" and .kind == "usdt_key") | .key[0]] | sort' "$J")" \
+		"[-300,-200,-100,0,100,200,300]"
+	expect_match "sdt: mem's argument is a memory operand" \
+		"$(jq -r '.binaries[0].probes[] | select(.name == "mem") | .args[0].spec' "$WORK/list.json")" \
+		'^-4@-?[0-9]+\(%r[sb]p\)$'
 	# inl_a(k) fires k, inl_b 2k, inl_c 3k: 0 three times, 3 twice, 57 once.
 	expect_eq "sdt: inlined key 0" "$(usdt 'attest:inl[0]' calls "$J")" 3
 	expect_eq "sdt: inlined key 3" "$(usdt 'attest:inl[3]' calls "$J")" 2

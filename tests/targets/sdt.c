@@ -7,7 +7,8 @@
  *  - attest:val(s64 v, u64 u): v = -2..2 fired 1..5 times, u = 2^63 + v + 2;
  *  - attest:inl(int k): one inlined probe, 3 locations, 10 + 20 + 30 hits;
  *  - attest:long(str): a 100-character string, once (key truncation);
- *  - attest:enter/leave(int depth): nested pairs, 5 outer calls of depth 3.
+ *  - attest:enter/leave(int depth): nested pairs, 5 outer calls of depth 3;
+ *  - attest:mem(int): a memory operand, values -300, -200, ... 300.
  * "wait" as first argument: block on stdin before and after (for -p tests).
  */
 #define _SDT_HAS_SEMAPHORES 1
@@ -23,6 +24,7 @@ SEMA(inl);
 SEMA(long);
 SEMA(enter);
 SEMA(leave);
+SEMA(mem);
 
 static const char *names[3] = {"alpha", "beta", "gamma"};
 static int bufs[4];
@@ -106,6 +108,12 @@ int main(int argc, char **argv)
 		inl_b(i);
 	for (int i = 0; i < 30; i++)
 		inl_c(i);
+	/* A volatile local: the argument is a memory operand (-4@-N(%rbp)). */
+	for (int i = 0; i < 7; i++) {
+		volatile int onstack = i * 100 - 300;
+
+		DTRACE_PROBE1(attest, mem, onstack);
+	}
 	memset(longs, 'x', 100);
 	longs[100] = 0;
 	DTRACE_PROBE1(attest, long, longs);
