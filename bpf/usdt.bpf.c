@@ -128,8 +128,10 @@ static __always_inline __u64 build_key(struct pt_regs *ctx, __u32 si, struct at_
 		long n = bpf_probe_read_user_str(k->s[i], AT_UKEY_STR, (void *)v);
 
 		if (n <= 0) {
+			/* Unreadable is a key of its own, apart from "". */
 			k->s[i][0] = 0;
 			k->unreadable |= 1u << i;
+			h = (h ^ 0xfe) * FNV_PRIME;
 			n = 1;
 		} else if (n == AT_UKEY_STR) {
 			char c = 0;

@@ -202,6 +202,35 @@ if report_json "$WORK/py.data" "$WORK/py.json"; then
 		"[\"$WORK/fib.py\",\"fib\"]"
 fi
 
+# Exceptions unwind through function__return, generators return at each yield.
+cat >"$WORK/exc.py" <<'EOF'
+def inner(i):
+    raise ValueError(i)
+def mid(i):
+    return inner(i)
+def gen(n):
+    for i in range(n):
+        yield i
+for i in range(100):
+    try:
+        mid(i)
+    except ValueError:
+        pass
+s = sum(gen(50))
+EOF
+at_run "$WORK/exc" record -q -o "$WORK/exc.data" \
+	-u 'python:function__entry+function__return(arg1:str,arg2:str)' -- "$PY" "$WORK/exc.py"
+if report_json "$WORK/exc.data" "$WORK/exc.json"; then
+	for f in inner mid gen; do
+		row="python:function__entry[$WORK/exc.py,$f]"
+		n=100
+		[ "$f" = gen ] && n=51 # one entry and one return per resumption
+		expect_eq "python: $f: calls and returns" \
+			"$(fn "$WORK/exc.json" "$row" calls) $(fn "$WORK/exc.json" "$row" returns)" "$n $n"
+	done
+	expect_eq "python: no unmatched returns" "$(jq .diagnostics.unmatched_returns "$WORK/exc.json")" 0
+fi
+
 # ---- semaphores with -p: raised while traced, 0 afterwards
 cat >"$WORK/wait.py" <<'EOF'
 import os, sys, time
