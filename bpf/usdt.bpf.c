@@ -57,6 +57,9 @@ struct {
 	__type(value, struct at_ukey_info);
 } scratch SEC(".maps");
 
+/* The frame of a call whose key found no row (the key table was full). */
+#define NO_ROW 0xffffffffU
+
 struct kframe {
 	__u64 ts;
 	__u64 child_ns;
@@ -214,13 +217,11 @@ int usdt_key_entry(struct pt_regs *ctx)
 		return 0;
 	h = build_key(ctx, si, k);
 	row = key_row(si, h, k);
-	if (row < 0)
-		return 0;
-	id = (__u32)row;
+	/* A key the full table refused still opens a frame: its return pops it. */
+	id = row < 0 ? NO_ROW : (__u32)row;
 	st = bpf_map_lookup_elem(&fstats, &id);
-	if (!st)
-		return 0;
-	st->calls++;
+	if (st)
+		st->calls++;
 	if (!specs[si & (AT_UKEY_SPECS - 1)].paired)
 		return 0;
 
@@ -242,7 +243,7 @@ int usdt_key_entry(struct pt_regs *ctx)
 			break;
 		}
 	}
-	if (outer)
+	if (outer && id != NO_ROW)
 		conc_enter(id);
 	f = kframe_at(s, depth);
 	f->child_ns = 0;
@@ -284,12 +285,13 @@ int usdt_key_return(struct pt_regs *ctx)
 	id = f->id;
 	dur = now - f->ts;
 	self = dur > f->child_ns ? dur - f->child_ns : 0;
-	if (f->outer)
-		conc_leave(id);
 	s->depth = top;
 	if (top > 0)
 		kframe_at(s, top - 1)->child_ns += dur;
-
+	if (id == NO_ROW)
+		return 0;
+	if (f->outer)
+		conc_leave(id);
 	count_return(id, dur, self, f->outer);
 	return 0;
 }

@@ -49,7 +49,7 @@ sema_off()
 expect_eq "list --usdt exits 0" "$?" 0
 expect_eq "list: probes of the target" \
 	"$(jq -r '[.binaries[0].probes[] | "\(.provider):\(.name)"] | join(" ")' "$WORK/list.json")" \
-	"attest:enter attest:inl attest:leave attest:long attest:mem attest:tick attest:val"
+	"attest:close attest:enter attest:inl attest:leave attest:long attest:mem attest:open attest:tick attest:val"
 expect_eq "list: the inlined probe has 3 locations" \
 	"$(jq '.binaries[0].probes[] | select(.name == "inl") | .locations | length' "$WORK/list.json")" 3
 expect_eq "list: tick's argument types" \
@@ -133,6 +133,21 @@ if report_json "$WORK/sdt.data" "$WORK/sdt.json"; then
 	expect_cmp "sdt: pair depth 3 includes depth 2" "$t3" ">" "$t2"
 	expect_cmp "sdt: pair self time excludes the nested pairs" "$s3" "<" "$t3"
 	expect_cmp "sdt: pair p50 > 0" "$(fn "$J" "attest:enter[1]" p50_ns)" ">" 0
+fi
+
+# More keys than the table holds: counted in a warning, and the pairs stay matched.
+at_run "$WORK/many" record -q -o "$WORK/many.data" -u 'attest:open+close(arg1:int)' -- "$SDT"
+expect_eq "many keys: record exits 0" "$RC" 0
+expect_match "many keys: a warning counts the hits beyond the table" "$(cat "$WORK/many.err")" \
+	'warning: 77 keyed USDT hits were not counted: more than 1024 distinct keys'
+if report_json "$WORK/many.data" "$WORK/many.json"; then
+	expect_eq "many keys: 1024 rows" \
+		"$(jq '[.usdt[] | select(.name == "open")] | length' "$WORK/many.json")" 1024
+	expect_eq "many keys: the outer pair still matched" \
+		"$(fn "$WORK/many.json" 'attest:open[-1]' calls) $(fn "$WORK/many.json" 'attest:open[-1]' returns)" \
+		"1 1"
+	expect_eq "many keys: no unmatched returns" \
+		"$(jq .diagnostics.unmatched_returns "$WORK/many.json")" 0
 fi
 
 # Probes beside functions: -f adds functions to -u's probes.

@@ -8,7 +8,9 @@
  *  - attest:inl(int k): one inlined probe, 3 locations, 10 + 20 + 30 hits;
  *  - attest:long(str): a 100-character string, once (key truncation);
  *  - attest:enter/leave(int depth): nested pairs, 5 outer calls of depth 3;
- *  - attest:mem(int): a memory operand, values -300, -200, ... 300.
+ *  - attest:mem(int): a memory operand, values -300, -200, ... 300;
+ *  - attest:open/close(int): a pair with key -1 around 1100 pairs with keys
+ *    0..1099, more than the 1024 keys adaptrace keeps.
  * "wait" as first argument: block on stdin before and after (for -p tests).
  */
 #define _SDT_HAS_SEMAPHORES 1
@@ -25,6 +27,8 @@ SEMA(long);
 SEMA(enter);
 SEMA(leave);
 SEMA(mem);
+SEMA(open);
+SEMA(close);
 
 static const char *names[3] = {"alpha", "beta", "gamma"};
 static int bufs[4];
@@ -114,6 +118,12 @@ int main(int argc, char **argv)
 
 		DTRACE_PROBE1(attest, mem, onstack);
 	}
+	DTRACE_PROBE1(attest, open, -1);
+	for (int i = 0; i < 1100; i++) {
+		DTRACE_PROBE1(attest, open, i);
+		DTRACE_PROBE1(attest, close, i);
+	}
+	DTRACE_PROBE1(attest, close, -1);
 	memset(longs, 'x', 100);
 	longs[100] = 0;
 	DTRACE_PROBE1(attest, long, longs);
