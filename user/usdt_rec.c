@@ -8,6 +8,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <bpf/libbpf_version.h>
 
 #include "adaptrace.h"
 #include "usdt.h"
@@ -109,7 +110,32 @@ static void hint(const struct at_target *t, char *buf, size_t len)
 		snprintf(buf, len, "adaptrace list --usdt -b %s", t->bins[0].display_path);
 }
 
-static int plan_counted(struct at_usdt_rec *u, const struct at_usdt_spec *sp, size_t *hits)
+/*
+ * libbpf 1.1 decodes registers, constants and base+offset memory operands,
+ * and refuses to attach a probe with any other argument (an index register,
+ * a symbol): say which, before attaching.
+ */
+static bool libbpf_can_attach(const struct at_usdt_set *s, const struct at_usdt_probe *p, char *err,
+			      size_t errlen)
+{
+	for (const struct at_usdt_probe *q = p; q < s->p + s->n && same_probe(q, p); q++) {
+		for (uint32_t a = 0; a < q->nargs; a++) {
+			if (!q->args[a].index[0] && !q->args[a].symbolic)
+				continue;
+			snprintf(err, errlen,
+				 "USDT probe %s:%s: argument %u ('%s') uses %s, which libbpf %d.%d "
+				 "cannot decode, so adaptrace cannot attach the probe",
+				 q->provider, q->name, a + 1, q->args_text,
+				 q->args[a].index[0] ? "an index register" : "a symbol",
+				 LIBBPF_MAJOR_VERSION, LIBBPF_MINOR_VERSION);
+			return false;
+		}
+	}
+	return true;
+}
+
+static int plan_counted(struct at_usdt_rec *u, const struct at_usdt_spec *sp, size_t *hits,
+			char *err, size_t errlen)
 {
 	for (size_t b = 0; b < u->tgt->nbins; b++) {
 		const struct at_usdt_set *s = &u->sets[b];
@@ -123,6 +149,13 @@ static int plan_counted(struct at_usdt_rec *u, const struct at_usdt_spec *sp, si
 			    !at_glob_match(sp->name, s->p[i].name))
 				continue;
 			(*hits)++;
+			if (!libbpf_can_attach(s, &s->p[i], err, errlen)) {
+				/* Named: an error; matched by a glob: left out. */
+				if (!strpbrk(sp->provider, "*?[") && !strpbrk(sp->name, "*?["))
+					return AT_EXIT_USAGE;
+				at_warn("%s; left out", err);
+				continue;
+			}
 			for (size_t c = 0; c < u->ncounted && !dup; c++)
 				dup =
 				    u->counted[c].bin == b && same_probe(u->counted[c].p, &s->p[i]);
@@ -176,7 +209,8 @@ static int plan_keyed(struct at_usdt_rec *u, const struct at_usdt_spec *sp, size
 				 sp->provider, sp->ret_name);
 			return AT_EXIT_USAGE;
 		}
-		if (!check_args(s, e, sp, err, errlen))
+		if (!check_args(s, e, sp, err, errlen) || !libbpf_can_attach(s, e, err, errlen) ||
+		    (r && !libbpf_can_attach(s, r, err, errlen)))
 			return AT_EXIT_USAGE;
 		if (u->nkeyed >= AT_UKEY_SPECS) {
 			snprintf(err, errlen, "more than %d keyed or paired -u probes",
@@ -214,8 +248,8 @@ int at_usdtrec_plan(struct at_usdt_rec *u, const struct at_target *tgt, char *er
 	for (size_t i = 0; i < u->nspecs; i++) {
 		const struct at_usdt_spec *sp = &u->specs[i];
 		size_t hits = 0;
-		int rc =
-		    sp->keyed ? plan_keyed(u, sp, &hits, err, errlen) : plan_counted(u, sp, &hits);
+		int rc = sp->keyed ? plan_keyed(u, sp, &hits, err, errlen)
+				   : plan_counted(u, sp, &hits, err, errlen);
 
 		if (rc)
 			return rc;

@@ -49,7 +49,7 @@ sema_off()
 expect_eq "list --usdt exits 0" "$?" 0
 expect_eq "list: probes of the target" \
 	"$(jq -r '[.binaries[0].probes[] | "\(.provider):\(.name)"] | join(" ")' "$WORK/list.json")" \
-	"attest:close attest:enter attest:inl attest:leave attest:long attest:mem attest:open attest:tick attest:val"
+	"attest:close attest:enter attest:idx attest:inl attest:leave attest:long attest:mem attest:open attest:tick attest:val"
 expect_eq "list: the inlined probe has 3 locations" \
 	"$(jq '.binaries[0].probes[] | select(.name == "inl") | .locations | length' "$WORK/list.json")" 3
 expect_eq "list: tick's argument types" \
@@ -72,6 +72,8 @@ at_run "$WORK/sdt" record -q -o "$WORK/sdt.data" -u 'attest:*' -u 'attest:tick(a
 	-u 'attest:enter+leave' -u 'attest:mem(arg1:int)' \
 	-- "$SDT"
 expect_eq "sdt: record exits 0" "$RC" 0 || sed 's/^/#   stderr: /' "$WORK/sdt.err" | head
+expect_match "sdt: attest:* leaves out attest:idx with a warning" "$(cat "$WORK/sdt.err")" \
+	'warning: USDT probe attest:idx: .*; left out$'
 if report_json "$WORK/sdt.data" "$WORK/sdt.json"; then
 	J=$WORK/sdt.json
 	expect_eq "sdt: semaphore raised for every tick" "$(kv "$WORK/sdt.out" ticks_seen)" 1000
@@ -351,6 +353,8 @@ err_case "key argument out of range" -u 'attest:tick(arg9:int)' -- "$SDT"
 err_case "unclosed key list" -u 'attest:tick(arg1:int' -- "$SDT"
 err_case "glob in a keyed probe" -u 'attest:t*(arg1:int)' -- "$SDT"
 err_case "missing return probe" -u 'attest:enter+nope' -- "$SDT"
+err_case "an argument libbpf cannot decode (index register)" -u 'attest:idx' -- "$SDT"
+expect_match "the error names the argument" "$(cat "$WORK/err.err")" "argument 1 .*index register"
 "$ADAPTRACE" list --usdt -b "$TARGETS/thrower" >/dev/null 2>"$WORK/lerr"
 expect_eq "list --usdt on a binary without probes exits 2" "$?" 2
 

@@ -10,7 +10,9 @@
  *  - attest:enter/leave(int depth): nested pairs, 5 outer calls of depth 3;
  *  - attest:mem(int): a memory operand, values -300, -200, ... 300;
  *  - attest:open/close(int): a pair with key -1 around 1100 pairs with keys
- *    0..1099, more than the 1024 keys adaptrace keeps.
+ *    0..1099, more than the 1024 keys adaptrace keeps;
+ *  - attest:idx(str): an argument with an index register (8@(%r8,%rax,8)),
+ *    which libbpf 1.1 cannot decode.
  * "wait" as first argument: block on stdin before and after (for -p tests).
  */
 #define _SDT_HAS_SEMAPHORES 1
@@ -29,6 +31,7 @@ SEMA(leave);
 SEMA(mem);
 SEMA(open);
 SEMA(close);
+SEMA(idx);
 
 static const char *names[3] = {"alpha", "beta", "gamma"};
 static int bufs[4];
@@ -117,6 +120,11 @@ int main(int argc, char **argv)
 		volatile int onstack = i * 100 - 300;
 
 		DTRACE_PROBE1(attest, mem, onstack);
+	}
+	for (volatile int i = 0; i < 3; i++) {
+		int j = (i + 500) % 3;
+
+		DTRACE_PROBE1(attest, idx, names[j]);
 	}
 	DTRACE_PROBE1(attest, open, -1);
 	for (int i = 0; i < 1100; i++) {
