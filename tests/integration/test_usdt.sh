@@ -175,6 +175,33 @@ if report_json "$WORK/cxx.data" "$WORK/cxx.json"; then
 	expect_eq "c++: libstdcxx:throw counts 1000" "$(usdt libstdcxx:throw calls "$WORK/cxx.json")" 1000
 fi
 
+# -p with a library probe: the process's own mapping of libstdc++.
+mkfifo "$WORK/go"
+"$TARGETS/thrower" wait <"$WORK/go" >"$WORK/thp.out" 2>&1 &
+THPID=$!
+track "$THPID"
+exec 7>"$WORK/go"
+wait_line "$WORK/thp.out" '^ready=1$' 10 "$THPID"
+"$ADAPTRACE" list --usdt -p "$THPID" -l libstdc++.so.6 -f 'libstdcxx:throw' >"$WORK/thp.list" 2>/dev/null
+expect_match "c++ -p: list --usdt -p -l shows the library's probe" "$(cat "$WORK/thp.list")" \
+	'^libstdcxx:throw +1 +- +libstdc\+\+'
+if at_start "$WORK/cxxp" record -q -o "$WORK/cxxp.data" -p "$THPID" -l libstdc++.so.6 \
+	-u 'libstdcxx:throw' -u 'libstdcxx:catch'; then
+	echo go >&7
+	wait_exit "$THPID" 20
+	expect_eq "c++ -p: the target ends" "$RC" 0
+	wait_exit "$AT_PID" 30
+	expect_eq "c++ -p: record exits 0 when the process does" "$RC" 0
+	if report_json "$WORK/cxxp.data" "$WORK/cxxp.json"; then
+		expect_eq "c++ -p: throw and catch count 1000 each" \
+			"$(usdt libstdcxx:throw calls "$WORK/cxxp.json") $(usdt libstdcxx:catch calls "$WORK/cxxp.json")" \
+			"1000 1000"
+	fi
+else
+	fail "c++ -p: adaptrace attached" "$(tail -n 5 "$WORK/cxxp.err")"
+fi
+exec 7>&-
+
 # -b with a library probe: processes started later, only those running the -b binary.
 cp "$TARGETS/thrower" "$WORK/other_thrower"
 if at_start "$WORK/cxxb" record -q -o "$WORK/cxxb.data" -b "$TARGETS/thrower" \
