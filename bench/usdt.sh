@@ -87,8 +87,9 @@ for ((i = 1; i <= runs; i++)); do
 		'BEGIN{ if (n+0==n && e+0==e && c+0==c && e>n) printf "%.2f ", (c-n)/(e-n) }')
 done
 
-median() { tr ' ' '\n' <<<"$1" | grep -E '^[0-9.]+$' | sort -g |
-	awk '{a[NR]=$1} END{ if(!NR){print "-"; exit} printf "%.1f\n", NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2 }'; }
+# median VALUES [FORMAT]
+median() { tr ' ' '\n' <<<"$1" | grep -E '^[0-9.]+$' | sort -g | awk -v f="${2:-%.1f}" \
+	'{a[NR]=$1} END{ if(!NR){print "-"; exit} printf f "\n", NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2 }'; }
 declare -A med
 for c in "${cfgs[@]}"; do med[$c]=$(median "${vals[$c]}"); done
 label() {
@@ -111,5 +112,6 @@ label() {
 	echo "moobench_usdt: monitored_method recursing $depth deep with a USDT probe, $calls" \
 		"top-level calls ($expect probe hits) per run, first half dropped; CPU $cpu;" \
 		"$(nproc) CPUs, kernel $(uname -r); load average at start $load0."
-	echo "Per-round ratio count/empty (cost above no-probes): ${rounds:-none}."
+	echo "Per-round ratio count/empty (cost above no-probes): ${rounds:-none}(median" \
+		"$(median "$rounds" %.2f)x)."
 } | tee ${outdir:+"$outdir/moobench-usdt.md"}
