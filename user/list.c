@@ -51,7 +51,9 @@ static const char usage_text[] =
     "                       \"address\", \"offset\", \"size\", \"entry\"}]}]}; with --usdt\n"
     "                       {\"binaries\":[{\"path\", \"main\", \"probes\":[{\"provider\",\n"
     "                       \"name\", \"semaphore\", \"semaphore_offset\", \"args\":[{\"spec\",\n"
-    "                       \"type\"}], \"locations\":[{\"address\", \"offset\"}]}]}]}\n"
+    "                       \"type\"}], \"attachable\", \"locations\":[{\"address\",\n"
+    "                       \"offset\"}]}]}]}; attachable is false for a probe with an\n"
+    "                       argument libbpf 1.1 cannot decode (index register, symbol)\n"
     "  -h, --help           show this help\n"
     "\n"
     "Each line gives the symbol address (as linked; PIE and libraries are relocated\n"
@@ -279,6 +281,16 @@ static size_t probe_end(const struct at_usdt_set *s, size_t i)
 	return j;
 }
 
+/* libbpf 1.1 attaches no probe with an index-register or symbol operand. */
+static bool attachable(const struct at_usdt_set *s, size_t i, size_t end)
+{
+	for (size_t j = i; j < end; j++)
+		for (uint32_t a = 0; a < s->p[j].nargs; a++)
+			if (!at_usdt_arg_decodable(&s->p[j].args[a]))
+				return false;
+	return true;
+}
+
 /* The next space-separated argument spec of t into buf; returns the rest. */
 static const char *next_spec(const char *t, char *buf, size_t len)
 {
@@ -312,7 +324,8 @@ static void usdt_json_probe(FILE *out, const struct at_usdt_set *s, size_t i, si
 			fprintf(out, ",\"type\":\"%s\"}", at_usdt_arg_type(&p->args[a]));
 		}
 	}
-	fputs("],\"locations\":[", out);
+	fprintf(out, "],\"attachable\":%s,\"locations\":[",
+		attachable(s, i, end) ? "true" : "false");
 	for (size_t j = i; j < end; j++)
 		fprintf(out, "%s{\"address\":%lu,\"offset\":%lu}", j > i ? "," : "",
 			(unsigned long)s->p[j].pc, (unsigned long)s->p[j].offset);
@@ -344,7 +357,8 @@ static void usdt_plain_probe(FILE *out, const struct at_usdt_set *s, size_t i, s
 			fprintf(out, "%sarg%u:%s=%s", a ? " " : "", a + 1,
 				at_usdt_arg_type(&p->args[a]), spec);
 		}
-		fputc('\n', out);
+		fputs(attachable(s, i, end) ? "\n" : "  (libbpf cannot decode: not attachable)\n",
+		      out);
 	}
 }
 

@@ -153,6 +153,11 @@ bool at_usdt_parse_args(const char *s, struct at_usdt_arg *args, uint32_t *n, ch
 	}
 }
 
+bool at_usdt_arg_decodable(const struct at_usdt_arg *a)
+{
+	return !a->index[0] && !a->symbolic;
+}
+
 const char *at_usdt_arg_type(const struct at_usdt_arg *a)
 {
 	static const char *names[2][4] = {{"u8", "u16", "u32", "u64"}, {"s8", "s16", "s32", "s64"}};

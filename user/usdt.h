@@ -71,6 +71,11 @@ void at_usdt_free(struct at_usdt_set *s);
 /* Parse an argument string; returns false with err set on bad syntax. */
 bool at_usdt_parse_args(const char *s, struct at_usdt_arg *args, uint32_t *n, char *err,
 			size_t errlen);
+/*
+ * libbpf 1.1 decodes register, constant and offset(%reg) operands; it will
+ * not attach a probe with an index-register or symbol operand.
+ */
+bool at_usdt_arg_decodable(const struct at_usdt_arg *a);
 /* "s32", "u64"... for an argument. */
 const char *at_usdt_arg_type(const struct at_usdt_arg *a);
 

@@ -120,7 +120,7 @@ static bool libbpf_can_attach(const struct at_usdt_set *s, const struct at_usdt_
 {
 	for (const struct at_usdt_probe *q = p; q < s->p + s->n && same_probe(q, p); q++) {
 		for (uint32_t a = 0; a < q->nargs; a++) {
-			if (!q->args[a].index[0] && !q->args[a].symbolic)
+			if (at_usdt_arg_decodable(&q->args[a]))
 				continue;
 			snprintf(err, errlen,
 				 "USDT probe %s:%s: argument %u ('%s') uses %s, which libbpf %d.%d "

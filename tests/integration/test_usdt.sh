@@ -55,6 +55,9 @@ expect_eq "list: the inlined probe has 3 locations" \
 expect_eq "list: tick's argument types" \
 	"$(jq -r '.binaries[0].probes[] | select(.name == "tick") | [.args[].type] | join(",")' \
 		"$WORK/list.json")" "s32,u64,u64,u64"
+expect_eq "list: attachable probes (not idx: index register)" \
+	"$(jq -r '[.binaries[0].probes[] | select(.attachable | not) | .name] | join(",")' "$WORK/list.json")" \
+	"idx"
 expect_eq "list: tick has a semaphore" \
 	"$(jq '.binaries[0].probes[] | select(.name == "tick") | .semaphore' "$WORK/list.json")" true
 "$ADAPTRACE" list --usdt -b "$SDT" -f 'attest:t*' >"$WORK/list.txt" 2>/dev/null

@@ -63,6 +63,10 @@ static void test_args(void)
 	check(!strcmp(at_usdt_arg_type(&a[0]), "s32") && !strcmp(at_usdt_arg_type(&a[1]), "u64") &&
 		  !strcmp(at_usdt_arg_type(&a[5]), "u8"),
 	      "args: type names");
+	check(at_usdt_arg_decodable(&a[0]) && at_usdt_arg_decodable(&a[1]) &&
+		  at_usdt_arg_decodable(&a[2]) && !at_usdt_arg_decodable(&a[3]) &&
+		  !at_usdt_arg_decodable(&a[4]),
+	      "args: what libbpf 1.1 decodes");
 	check(at_usdt_parse_args("", a, &n, err, sizeof(err)) && n == 0, "args: empty string");
 	check(!at_usdt_parse_args("3@%eax", a, &n, err, sizeof(err)) && err[0],
 	      "args: size 3 rejected");
