@@ -162,7 +162,7 @@ static void test_notes(void)
 	}
 	at_usdt_free(&s);
 
-	check(at_usdt_load(CORPUS("mini_reloc.o"), &s, err, sizeof(err)) == 0 && s.has_notes,
+	check(at_usdt_load(CORPUS("mini_reloc"), &s, err, sizeof(err)) == 0 && s.has_notes,
 	      "relocatable object: read through sections");
 	at_usdt_free(&s);
 	check(at_usdt_load(CORPUS("args_all"), &s, err, sizeof(err)) == -1 && strstr(err, "ELF"),
