@@ -9,7 +9,7 @@ TD := $(B)/targets
 
 TARGET_PROGS := $(filter-out libattest libuser fifty,$(patsubst targets/%.c,%,$(wildcard targets/*.c)))
 TARGETS := $(addprefix $(TD)/,$(TARGET_PROGS) simple_pie simple_nopie simple_stripped \
-	libattest.so libuser mt_cet)
+	libattest.so libuser mt_cet thrower)
 
 targets: $(TARGETS)
 
@@ -37,6 +37,10 @@ $(TD)/libattest.so: targets/libattest.c $(TARGET_HDRS) | $(TD)
 
 $(TD)/libuser: targets/libuser.c $(TD)/libattest.so $(TARGET_HDRS) | $(TD)
 	$(CC) $(TARGET_CFLAGS) $< -o $@ -L$(TD) -lattest -Wl,-rpath,'$$ORIGIN'
+
+# C++ exceptions for libstdc++'s USDT probes (throw, catch).
+$(TD)/thrower: targets/thrower.cpp | $(TD)
+	$(CXX) -O1 -g $< -o $@
 
 $(TD):
 	mkdir -p $@

@@ -31,6 +31,8 @@ enum at_entry_kind {
 	AT_ENTRY_REFUSED = 3,  /* the kernel will not probe it (lock, cs/ds prefix) */
 };
 
+struct at_arg;
+
 /*
  * What a row of the symbol table stands for. Functions and USDT rows share
  * one table, so windows, report, diff and relevance treat them alike.
@@ -50,6 +52,11 @@ struct at_symbol {
 	uint64_t offset; /* file offset of the probe site */
 	uint32_t entry;	 /* enum at_entry_kind */
 	char *name;
+	/* USDT rows only (kind != AT_SYM_FUNC), else NULL and 0. */
+	char *provider;
+	char *probe;	     /* the probe's name (a pair's entry probe) */
+	uint32_t nkeys;	     /* AT_SYM_USDT_KEY: the key's values */
+	struct at_arg *keys; /* type, v, str and truncated as for event args */
 };
 
 /* Scalar figures of one function over a span (a window or a whole run). */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "usdt_rec.h"
 #include "util.h"
 
 void at_profile_set_init(struct at_profile_set *ps, const struct at_trace *t)
@@ -148,7 +149,9 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 			rows[i].p90, rows[i].p99, c->min_ns, c->max_ns, rows[i].cov, c->errors,
 			c->max_conc);
 	}
-	fprintf(f, "],\"usdt\":[],\"dropped_events\":%" PRIu64 ",\"diagnostics\":{",
+	fputs("],\"usdt\":[", f);
+	at_usdt_report_json(f, ps);
+	fprintf(f, "],\"dropped_events\":%" PRIu64 ",\"diagnostics\":{",
 		t->has_end ? t->end.dropped_events : 0);
 	for (int k = 0; k < AT_DIAG_NR; k++)
 		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", diag_names[k],

@@ -21,6 +21,7 @@ enum at_chunk_type {
 	AT_CHUNK_SYMBOLS = 2, /* function symbol table */
 	AT_CHUNK_WINDOW = 3,  /* one interval snapshot */
 	AT_CHUNK_END = 4,     /* clean end of recording */
+	AT_CHUNK_USDT = 5,    /* kind, provider, probe and key of USDT rows */
 			      /*
 			       * Readers skip types they do not know. Reserved ranges, one per
 			       * concern: 5-9 USDT, 10-19 detail phase (events, selection log,
