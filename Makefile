@@ -32,7 +32,7 @@ all: adaptrace
 vmlinux/vmlinux.h:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(OUT)/%.bpf.o: bpf/%.bpf.c include/adaptrace.h vmlinux/vmlinux.h | $(OUT)
+$(OUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) include/adaptrace.h vmlinux/vmlinux.h | $(OUT)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp.o
 	$(BPFTOOL) gen object $@ $@.tmp.o && rm -f $@.tmp.o
 

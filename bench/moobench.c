@@ -30,6 +30,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef MOO_USDT
+#include <sys/sdt.h>
+#endif
 
 static inline uint64_t now_ns(void)
 {
@@ -54,6 +57,10 @@ __attribute__((noipa)) static uint64_t busy_wait(uint64_t method_time_ns)
 // real nested calls (each one hits the entry and the return probe).
 __attribute__((noipa)) uint64_t monitored_method(int depth, uint64_t method_time_ns)
 {
+#ifdef MOO_USDT
+	/* moobench_usdt: a USDT probe (a nop until traced) on every call. */
+	DTRACE_PROBE1(moobench, call, depth);
+#endif
 	if (depth > 1)
 		return monitored_method(depth - 1, method_time_ns) + 1;
 	return method_time_ns ? busy_wait(method_time_ns) : 0;

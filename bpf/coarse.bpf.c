@@ -10,12 +10,9 @@
 #include <bpf/bpf_core_read.h>
 
 #include "adaptrace.h"
+#include "counters.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
-
-/* Identity of the -b executable, for library probes that every process hits. */
-const volatile __u64 target_ino = 0;
-const volatile __u32 target_dev = 0;
 
 struct frame {
 	__u64 ts;
@@ -37,78 +34,6 @@ struct {
 	__type(key, int);
 	__type(value, struct shadow_stack);
 } stacks SEC(".maps");
-
-/* max_entries is set by the loader to the number of functions. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct at_fstats);
-} fstats SEC(".maps");
-
-struct hist {
-	__u64 b[AT_HIST_BUCKETS];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct hist);
-} hists SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct at_fconc);
-} conc SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, AT_DIAG_NR);
-	__type(key, __u32);
-	__type(value, __u64);
-} diag SEC(".maps");
-
-static __always_inline void diag_inc(__u32 which)
-{
-	__u64 *v = bpf_map_lookup_elem(&diag, &which);
-
-	if (v)
-		*v += 1;
-}
-
-static __always_inline bool exe_matches(void)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct inode *inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
-
-	return BPF_CORE_READ(inode, i_ino) == target_ino &&
-	       BPF_CORE_READ(inode, i_sb, s_dev) == target_dev;
-}
-
-static __always_inline void conc_enter(__u32 id)
-{
-	struct at_fconc *c = bpf_map_lookup_elem(&conc, &id);
-	__s64 now, old;
-
-	if (!c)
-		return;
-	now = __sync_add_and_fetch(&c->inflight, 1);
-	old = c->max;
-	/* Lost races only under-report by one transiently; retry a little. */
-	for (int i = 0; i < 4 && now > old; i++)
-		old = __sync_val_compare_and_swap(&c->max, old, now) == old ? now : c->max;
-}
-
-static __always_inline void conc_leave(__u32 id)
-{
-	struct at_fconc *c = bpf_map_lookup_elem(&conc, &id);
-
-	if (c)
-		__sync_fetch_and_sub(&c->inflight, 1);
-}
 
 /* AT_MAX_DEPTH is a power of two: masking keeps the verifier sure of bounds. */
 static __always_inline struct frame *frame_at(struct shadow_stack *s, __u32 i)
@@ -193,22 +118,6 @@ static __always_inline bool is_error(__u64 rc)
 	return (__s64)rc < 0;
 }
 
-static __always_inline void add_sumsq(struct at_fstats *st, __u64 d)
-{
-	/* d^2 as 128 bits: d = a * 2^32 + b. */
-	__u64 a = d >> 32, b = d & 0xffffffff;
-	__u64 lo = b * b, mid = 2 * a * b, hi = a * a + (mid >> 32);
-	__u64 mid_lo = mid << 32;
-
-	lo += mid_lo;
-	if (lo < mid_lo)
-		hi++;
-	st->sumsq_lo += lo;
-	if (st->sumsq_lo < lo)
-		hi++;
-	st->sumsq_hi += hi;
-}
-
 SEC("uprobe")
 int coarse_return(struct pt_regs *ctx)
 {
@@ -221,8 +130,7 @@ int coarse_return(struct pt_regs *ctx)
 	struct at_fstats *st;
 	struct frame *f;
 	__u64 dur, self;
-	__u32 depth, top, bucket;
-	struct hist *h;
+	__u32 depth, top;
 
 	if ((cookie & AT_COOKIE_EXE_FILTER) && !exe_matches())
 		return 0;
@@ -252,26 +160,9 @@ int coarse_return(struct pt_regs *ctx)
 	if (top > 0)
 		frame_at(s, top - 1)->child_ns += dur;
 
-	st = bpf_map_lookup_elem(&fstats, &id);
-	if (!st)
-		return 0;
-	st->returns++;
-	st->sum_ns += dur;
-	if (f->outer)
-		st->total_ns += dur;
-	st->self_ns += self;
-	if (!st->min_ns || dur < st->min_ns)
-		st->min_ns = dur;
-	if (dur > st->max_ns)
-		st->max_ns = dur;
-	add_sumsq(st, dur);
-	if (is_error(PT_REGS_RC(ctx)))
+	st = count_return(id, dur, self, f->outer);
+	if (st && is_error(PT_REGS_RC(ctx)))
 		st->errors++;
-
-	h = bpf_map_lookup_elem(&hists, &id);
-	bucket = at_hist_bucket(dur);
-	if (h && bucket < AT_HIST_BUCKETS)
-		h->b[bucket]++;
 	return 0;
 }
 

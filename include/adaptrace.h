@@ -25,6 +25,52 @@
 /* Count only processes whose executable is the -b target (libraries under -b). */
 #define AT_COOKIE_EXE_FILTER (1ULL << 32)
 
+/*
+ * USDT probes (bpf/usdt.bpf.c). Counted probes use the cookie's id as the
+ * row. Keyed probes: the id is a spec index, and each distinct key (the
+ * values of up to AT_UKEY_ARGS arguments, strings read up to AT_UKEY_STR
+ * bytes) gets a slot, whose row is key_base + slot.
+ */
+#define AT_COOKIE_USDT_KEYED (1ULL << 33) /* id is a spec index */
+#define AT_COOKIE_USDT_RET   (1ULL << 34) /* the return probe of a pair */
+#define AT_UKEY_ARGS	     4
+#define AT_UKEY_STR	     64
+#define AT_UKEY_SLOTS	     1024
+#define AT_UKEY_SPECS	     32
+
+/* Key argument types, as enum at_usdt_key_type (user/usdt.h). */
+#define AT_UKEY_T_STR 4
+
+struct at_ukey_spec {
+	__u32 nkeys;
+	__u32 paired;		 /* entry/return pair: time each keyed call */
+	__u8 arg[AT_UKEY_ARGS];	 /* 0-based argument index */
+	__u8 type[AT_UKEY_ARGS]; /* enum at_usdt_key_type */
+};
+
+/* Hash map key of one keyed row. */
+struct at_ukey {
+	__u32 spec;
+	__u32 pad;
+	__u64 hash;
+};
+
+/* What user space learns about a slot: set before the slot is counted. */
+enum at_ukey_state {
+	AT_UKEY_EMPTY = 0,
+	AT_UKEY_VALID = 1,
+	AT_UKEY_DUP = 2, /* lost a race for the same key: never counted */
+};
+
+struct at_ukey_info {
+	__u32 state;
+	__u32 spec;
+	__u32 truncated;  /* bit i: string key i was longer than AT_UKEY_STR - 1 */
+	__u32 unreadable; /* bit i: string key i could not be read */
+	__u64 v[AT_UKEY_ARGS];
+	char s[AT_UKEY_ARGS][AT_UKEY_STR];
+};
+
 /* Coarse per-function counters, one copy per CPU. */
 struct at_fstats {
 	__u64 calls;	/* entries seen */

@@ -7,9 +7,9 @@ TARGET_CFLAGS := -O1 -g -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -pthrea
 TARGET_HDRS := targets/common.h
 TD := $(B)/targets
 
-TARGET_PROGS := $(filter-out libattest libuser,$(patsubst targets/%.c,%,$(wildcard targets/*.c)))
+TARGET_PROGS := $(filter-out libattest libuser fifty,$(patsubst targets/%.c,%,$(wildcard targets/*.c)))
 TARGETS := $(addprefix $(TD)/,$(TARGET_PROGS) simple_pie simple_nopie simple_stripped \
-	libattest.so libuser mt_cet)
+	libattest.so libuser mt_cet thrower)
 
 targets: $(TARGETS)
 
@@ -38,5 +38,21 @@ $(TD)/libattest.so: targets/libattest.c $(TARGET_HDRS) | $(TD)
 $(TD)/libuser: targets/libuser.c $(TD)/libattest.so $(TARGET_HDRS) | $(TD)
 	$(CC) $(TARGET_CFLAGS) $< -o $@ -L$(TD) -lattest -Wl,-rpath,'$$ORIGIN'
 
+# C++ exceptions for libstdc++'s USDT probes (throw, catch).
+$(TD)/thrower: targets/thrower.cpp | $(TD)
+	$(CXX) -O1 -g $< -o $@
+
 $(TD):
 	mkdir -p $@
+
+# fifty: the diff tests' program, built three times under one file name, as
+# two builds of one program differ (different build-ids): the base, one with
+# f17 20 % slower, one calling f33 twice as often.
+FIFTY := $(TD)/ab/base/fifty $(TD)/ab/slow/fifty $(TD)/ab/twice/fifty
+targets: $(FIFTY)
+FIFTY_DEFS_base :=
+FIFTY_DEFS_slow := -DSLOW_FN=17
+FIFTY_DEFS_twice := -DTWICE_FN=33
+$(TD)/ab/%/fifty: targets/fifty.c $(TARGET_HDRS)
+	mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) $(FIFTY_DEFS_$*) $< -o $@

@@ -6,5 +6,8 @@
 int cmd_list(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 #endif

@@ -13,6 +13,7 @@
 #include "symbols.h"
 #include "target.h"
 #include "placement.h"
+#include "usdt.h"
 #include "util.h"
 
 static const char usage_text[] =
@@ -39,13 +40,22 @@ static const char usage_text[] =
     "  -l, --lib LIB        also list shared library LIB: a path, or a name such as\n"
     "                       'libc' or 'c', matched against the libraries mapped by the\n"
     "                       process (-p) or needed by the binary (-b); repeatable\n"
-    "  --usdt               list USDT probes instead (not implemented yet)\n"
+    "  --usdt               list the USDT probes (.note.stapsdt) of the binaries\n"
+    "                       instead: PROVIDER:NAME, locations, semaphore and the\n"
+    "                       argument specs (SIZE@OPERAND, negative SIZE = signed);\n"
+    "                       -f/-x globs then match PROVIDER:NAME. A probe compiled\n"
+    "                       into several places is one probe with several locations\n"
     "  --no-site-opt        show first-instruction sites (as record --no-site-opt)\n"
     "\n"
     "Output:\n"
     "  --json               one JSON object: {\"binaries\":[{\"path\", \"main\", \"build_id\",\n"
     "                       \"pie\", \"symbols\":\"symtab\"|\"dynsym\", \"functions\":[{\"name\",\n"
-    "                       \"address\", \"offset\", \"size\", \"entry\"}]}]}\n"
+    "                       \"address\", \"offset\", \"size\", \"entry\"}]}]}; with --usdt\n"
+    "                       {\"binaries\":[{\"path\", \"main\", \"probes\":[{\"provider\",\n"
+    "                       \"name\", \"semaphore\", \"semaphore_offset\", \"args\":[{\"spec\",\n"
+    "                       \"type\"}], \"attachable\", \"locations\":[{\"address\",\n"
+    "                       \"offset\"}]}]}]}; attachable is false for a probe with an\n"
+    "                       argument libbpf 1.1 cannot decode (index register, symbol)\n"
     "  -h, --help           show this help\n"
     "\n"
     "Each line gives the symbol address (as linked; PIE and libraries are relocated\n"
@@ -67,7 +77,9 @@ static const char usage_text[] =
     "Examples:\n"
     "  adaptrace list -b ./server -f 'http_*'\n"
     "  adaptrace list -p 1234 -l libc -f 'malloc' -f 'free'\n"
-    "  adaptrace list -b /usr/bin/python3.11 --json\n";
+    "  adaptrace list -b /usr/bin/python3.11 --json\n"
+    "  adaptrace list --usdt -b /usr/bin/python3.11 -f 'python:function__*'\n"
+    "  adaptrace list --usdt -p 1234 -l libstdc++.so.6\n";
 
 static void print_json_bin(const struct at_target_bin *b, FILE *out)
 {
@@ -191,9 +203,8 @@ static const struct option long_opts[] = {
 };
 
 /* Parse argv into o; returns -1 to go on, or an exit code. */
-static int parse_args(int argc, char **argv, struct at_target_opts *o, bool *json)
+static int parse_args(int argc, char **argv, struct at_target_opts *o, bool *json, bool *usdt)
 {
-	bool usdt = false;
 	int c;
 
 	optind = 0; /* full getopt reset: another command may have parsed before */
@@ -217,7 +228,7 @@ static int parse_args(int argc, char **argv, struct at_target_opts *o, bool *jso
 			at_strv_push(&o->libs, optarg);
 			break;
 		case OPT_USDT:
-			usdt = true;
+			*usdt = true;
 			break;
 		case OPT_JSON:
 			*json = true;
@@ -236,10 +247,6 @@ static int parse_args(int argc, char **argv, struct at_target_opts *o, bool *jso
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (usdt) {
-		at_err("--usdt is not implemented yet");
-		return AT_EXIT_USAGE;
-	}
 	if (!o->pid == !o->binary)
 		return usage_error("give exactly one of -p PID and -b PATH");
 	return -1;
@@ -268,15 +275,207 @@ static int list_target(const struct at_target_opts *o, bool json)
 	return rc;
 }
 
+/* A probe (one or more consecutive locations) passes the -f/-x globs. */
+static bool usdt_selected(const struct at_target_opts *o, const struct at_usdt_probe *p,
+			  size_t *hits)
+{
+	char full[512];
+	bool in = !o->include.n;
+
+	snprintf(full, sizeof(full), "%s:%s", p->provider, p->name);
+	for (size_t g = 0; g < o->include.n; g++)
+		if (at_glob_match(o->include.v[g], full)) {
+			hits[g]++;
+			in = true;
+		}
+	for (size_t g = 0; g < o->exclude.n && in; g++)
+		in = !at_glob_match(o->exclude.v[g], full);
+	return in;
+}
+
+/* Locations [i, *end) belong to one probe. */
+static size_t probe_end(const struct at_usdt_set *s, size_t i)
+{
+	size_t j = i + 1;
+
+	while (j < s->n && !strcmp(s->p[j].provider, s->p[i].provider) &&
+	       !strcmp(s->p[j].name, s->p[i].name))
+		j++;
+	return j;
+}
+
+/* libbpf 1.1 attaches no probe with an index-register or symbol operand. */
+static bool attachable(const struct at_usdt_set *s, size_t i, size_t end)
+{
+	for (size_t j = i; j < end; j++)
+		for (uint32_t a = 0; a < s->p[j].nargs; a++)
+			if (!at_usdt_arg_decodable(&s->p[j].args[a]))
+				return false;
+	return true;
+}
+
+/* The next space-separated argument spec of t into buf; returns the rest. */
+static const char *next_spec(const char *t, char *buf, size_t len)
+{
+	size_t l;
+
+	while (*t == ' ')
+		t++;
+	l = strcspn(t, " ");
+	snprintf(buf, len, "%.*s", (int)l, t);
+	return t + l;
+}
+
+static void usdt_json_probe(FILE *out, const struct at_usdt_set *s, size_t i, size_t end)
+{
+	const struct at_usdt_probe *p = &s->p[i];
+
+	fputs("{\"provider\":", out);
+	at_json_str(out, p->provider);
+	fputs(",\"name\":", out);
+	at_json_str(out, p->name);
+	fprintf(out, ",\"semaphore\":%s,\"semaphore_offset\":%lu,\"args\":[",
+		p->sema ? "true" : "false", (unsigned long)p->sema_offset);
+	if (p->args_ok) {
+		char spec[128];
+		const char *t = p->args_text;
+
+		for (uint32_t a = 0; a < p->nargs; a++) {
+			t = next_spec(t, spec, sizeof(spec));
+			fputs(a ? ",{\"spec\":" : "{\"spec\":", out);
+			at_json_str(out, spec);
+			fprintf(out, ",\"type\":\"%s\"}", at_usdt_arg_type(&p->args[a]));
+		}
+	}
+	fprintf(out, "],\"attachable\":%s,\"locations\":[",
+		attachable(s, i, end) ? "true" : "false");
+	for (size_t j = i; j < end; j++)
+		fprintf(out, "%s{\"address\":%lu,\"offset\":%lu}", j > i ? "," : "",
+			(unsigned long)s->p[j].pc, (unsigned long)s->p[j].offset);
+	fputs("]}", out);
+}
+
+static void usdt_plain_probe(FILE *out, const struct at_usdt_set *s, size_t i, size_t end,
+			     const char *bin)
+{
+	const struct at_usdt_probe *p = &s->p[i];
+	char full[512], sema[32] = "-";
+
+	snprintf(full, sizeof(full), "%s:%s", p->provider, p->name);
+	if (p->sema)
+		snprintf(sema, sizeof(sema), "0x%lx", (unsigned long)p->sema_offset);
+	fprintf(out, "%-36s %4zu  %-10s  ", full, end - i, sema);
+	if (bin)
+		fprintf(out, "%s  ", bin);
+	if (!p->args_ok)
+		fprintf(out, "%s (unparsed)\n", p->args_text);
+	else if (!p->nargs)
+		fputs("(none)\n", out);
+	else {
+		const char *t = p->args_text;
+		char spec[128];
+
+		for (uint32_t a = 0; a < p->nargs; a++) {
+			t = next_spec(t, spec, sizeof(spec));
+			fprintf(out, "%sarg%u:%s=%s", a ? " " : "", a + 1,
+				at_usdt_arg_type(&p->args[a]), spec);
+		}
+		fputs(attachable(s, i, end) ? "\n" : "  (libbpf cannot decode: not attachable)\n",
+		      out);
+	}
+}
+
+/* list --usdt: the probes of every binary of the target. */
+static int list_usdt(struct at_target_opts *o, bool json)
+{
+	struct at_target t;
+	char err[AT_ERRLEN];
+	size_t *hits = at_xcalloc(o->include.n + 1, sizeof(*hits));
+	size_t nprobes = 0, nbins_notes = 0;
+	int rc;
+
+	o->no_funcs = true;
+	rc = at_target_resolve(o, &t, err, sizeof(err));
+	if (rc) {
+		at_err("%s", err);
+		free(hits);
+		return rc;
+	}
+	if (json)
+		fputs("{\"binaries\":[", stdout);
+	else
+		fprintf(stdout, "%-36s %4s  %-10s  %s%s\n", "PROBE", "LOCS", "SEMAPHORE",
+			t.nbins > 1 ? "BINARY  " : "", "ARGUMENTS");
+	for (size_t b = 0; b < t.nbins && !rc; b++) {
+		const struct at_target_bin *tb = &t.bins[b];
+		struct at_usdt_set s;
+		bool first = true;
+
+		if (at_usdt_load(tb->attach_path, &s, err, sizeof(err))) {
+			at_err("%s", err);
+			rc = AT_EXIT_USAGE;
+			break;
+		}
+		nbins_notes += s.n > 0;
+		if (json) {
+			fputs(b ? ",\n{\"path\":" : "{\"path\":", stdout);
+			at_json_str(stdout, tb->display_path);
+			fprintf(stdout, ",\"main\":%s,\"probes\":[",
+				tb->is_main ? "true" : "false");
+		}
+		for (size_t i = 0, end; i < s.n; i = end) {
+			end = probe_end(&s, i);
+			if (!usdt_selected(o, &s.p[i], hits))
+				continue;
+			nprobes++;
+			if (json) {
+				fputs(first ? "\n" : ",\n", stdout);
+				usdt_json_probe(stdout, &s, i, end);
+			} else {
+				const char *bn = strrchr(tb->display_path, '/');
+
+				usdt_plain_probe(stdout, &s, i, end,
+						 t.nbins > 1 ? (bn ? bn + 1 : tb->display_path)
+							     : NULL);
+			}
+			first = false;
+		}
+		if (json)
+			fputs("]}", stdout);
+		at_usdt_free(&s);
+	}
+	if (json && !rc)
+		fputs("]}\n", stdout);
+	fflush(stdout);
+	for (size_t g = 0; g < o->include.n && !rc; g++)
+		if (!hits[g]) {
+			at_err("-f '%s' matches no USDT probe (PROVIDER:NAME) in %s%s",
+			       o->include.v[g], t.bins[0].display_path,
+			       t.nbins > 1 ? " or its -l libraries" : "");
+			rc = AT_EXIT_USAGE;
+		}
+	if (!rc && !nbins_notes) {
+		at_err("%s%s has no USDT probes (no .note.stapsdt section); USDT probes come from "
+		       "<sys/sdt.h> (DTRACE_PROBE/STAP_PROBE) in the program's sources",
+		       t.bins[0].display_path, t.nbins > 1 ? " and its -l libraries" : "");
+		rc = AT_EXIT_USAGE;
+	}
+	if (!rc && !json)
+		fprintf(stderr, "%zu USDT probe%s\n", nprobes, nprobes == 1 ? "" : "s");
+	free(hits);
+	at_target_free(&t);
+	return rc;
+}
+
 int cmd_list(int argc, char **argv)
 {
 	struct at_target_opts o = {0};
-	bool json = false;
+	bool json = false, usdt = false;
 	int rc;
 
-	rc = parse_args(argc, argv, &o, &json);
+	rc = parse_args(argc, argv, &o, &json, &usdt);
 	if (rc < 0)
-		rc = list_target(&o, json);
+		rc = usdt ? list_usdt(&o, json) : list_target(&o, json);
 	at_strv_free(&o.include);
 	at_strv_free(&o.exclude);
 	at_strv_free(&o.libs);

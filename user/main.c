@@ -18,13 +18,17 @@ static void usage(FILE *f)
 	      "  list     list the functions (and how cheaply each can be probed)\n"
 	      "  record   trace a process, a binary or a command into a trace file\n"
 	      "  report   print the figures of a trace file\n"
+	      "  diff     compare two trace files: regressions, calls changed (CI)\n"
+	      "  export   convert a trace file: chrome (Perfetto), csv, openmetrics\n"
+	      "  top      live view of the hottest functions of a process or binary\n"
 	      "\n"
 	      "Targets: -p PID (one process), -b PATH (every process running PATH),\n"
 	      "-- CMD [ARG]... (start CMD with the probes attached).\n"
 	      "\n"
 	      "Run 'adaptrace COMMAND --help' for a command's options.\n"
-	      "Exit status: 0 success, 2 bad usage or input, 3 missing privilege or kernel\n"
-	      "feature; record -- CMD exits with CMD's status.\n",
+	      "Exit status: 0 success, 1 diff (or record --baseline) found a regression,\n"
+	      "2 bad usage or input, 3 missing privilege or kernel feature; record -- CMD\n"
+	      "exits with CMD's status.\n",
 	      f);
 }
 
@@ -34,9 +38,14 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(int, char **);
 	} cmds[] = {
+	    // clang-format off
 	    {"list", cmd_list},
 	    {"record", cmd_record},
 	    {"report", cmd_report},
+	    {"diff", cmd_diff},
+	    {"export", cmd_export},
+	    {"top", cmd_top},
+	    // clang-format on
 	};
 
 	if (argc < 2) {

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <math.h>
+
 #include "model.h"
 
 void at_counts_merge(struct at_counts *dst, const struct at_counts *src)
@@ -55,4 +57,37 @@ uint64_t at_hist_quantile(const uint64_t *hist, double q, uint64_t min_ns, uint6
 		return (uint64_t)v;
 	}
 	return max_ns;
+}
+
+double at_entry_quantile(const struct at_window_entry *e, double q)
+{
+	uint64_t n = 0, seen = 0;
+	double rank, lo, hi, v;
+
+	for (uint32_t i = 0; i < e->nhist; i++)
+		if (e->hist[i].bucket < AT_HIST_BUCKETS)
+			n += e->hist[i].count;
+	if (!n)
+		return NAN;
+	rank = q * (double)n;
+	for (uint32_t i = 0; i < e->nhist; i++) {
+		const struct at_hist_pair *h = &e->hist[i];
+
+		if (h->bucket >= AT_HIST_BUCKETS)
+			continue;
+		if (!h->count || (double)(seen + h->count) < rank) {
+			seen += h->count;
+			continue;
+		}
+		lo = (double)at_hist_lower(h->bucket);
+		hi =
+		    h->bucket + 1 < AT_HIST_BUCKETS ? (double)at_hist_lower(h->bucket + 1) : lo * 2;
+		v = lo + (hi - lo) * ((rank - (double)seen) / (double)h->count);
+		if (e->c.max_ns && v > (double)e->c.max_ns)
+			v = (double)e->c.max_ns;
+		if (v < (double)e->c.min_ns)
+			v = (double)e->c.min_ns;
+		return v;
+	}
+	return (double)e->c.max_ns;
 }

@@ -31,6 +31,8 @@ enum at_entry_kind {
 	AT_ENTRY_REFUSED = 3,  /* the kernel will not probe it (lock, cs/ds prefix) */
 };
 
+struct at_arg;
+
 /*
  * What a row of the symbol table stands for. Functions and USDT rows share
  * one table, so windows, report, diff and relevance treat them alike.
@@ -50,6 +52,11 @@ struct at_symbol {
 	uint64_t offset; /* file offset of the probe site */
 	uint32_t entry;	 /* enum at_entry_kind */
 	char *name;
+	/* USDT rows only (kind != AT_SYM_FUNC), else NULL and 0. */
+	char *provider;
+	char *probe;	     /* the probe's name (a pair's entry probe) */
+	uint32_t nkeys;	     /* AT_SYM_USDT_KEY: the key's values */
+	struct at_arg *keys; /* type, v, str and truncated as for event args */
 };
 
 /* Scalar figures of one function over a span (a window or a whole run). */
@@ -161,5 +168,7 @@ void at_counts_merge(struct at_counts *dst, const struct at_counts *src);
 void at_profile_add(struct at_func_profile *p, const struct at_window_entry *e);
 /* Value at quantile q (0..1) of a histogram, clamped to [min, max]. */
 uint64_t at_hist_quantile(const uint64_t *hist, double q, uint64_t min_ns, uint64_t max_ns);
+/* The same over one window entry's sparse histogram; NAN without timed calls. */
+double at_entry_quantile(const struct at_window_entry *e, double q);
 
 #endif

@@ -31,11 +31,15 @@
 #include "commands.h"
 #include "detailctl.h"
 #include "relevance.h"
+#include "diff.h"
+#include "export.h"
 #include "privilege.h"
+#include "record.h"
 #include "report.h"
 #include "stats.h"
 #include "target.h"
 #include "tracefile.h"
+#include "usdt_rec.h"
 #include "util.h"
 #include "watch.h"
 
@@ -46,9 +50,13 @@ struct rec_opts {
 	double duration; /* seconds, 0 = until stopped */
 	double interval;
 	bool quiet;
-	bool empty_probes; /* benchmark floor: empty programs, no file figures */
+	bool empty_probes;	      /* benchmark floor: empty programs, no file figures */
+	bool entry_only;	      /* benchmark: empty entry programs and no return probes */
+	struct at_strv usdt;	      /* -u */
+	const char *baseline;	      /* --baseline: diff against it at exit */
+	const char *openmetrics_file; /* rewritten every interval */
+	const struct at_record_hook *hook;
 	struct at_dctl_opts dopt;
-	bool entry_only; /* benchmark: empty entry programs and no return probes */
 };
 
 /* Why the main loop stopped. */
@@ -59,6 +67,7 @@ enum stop_reason {
 	STOP_TARGET_EXIT,
 	STOP_WRITE_ERROR,
 	STOP_TARGET_EXEC, /* the -p process executed another program */
+	STOP_HOOK,	  /* the hook (top) asked to stop */
 };
 
 struct recorder {
@@ -67,7 +76,8 @@ struct recorder {
 	struct coarse_bpf *skel;
 	struct at_links entry_links, return_links;
 	struct bpf_link *exec_link;
-	size_t nrefused; /* selected, but the kernel will not probe them */
+	struct at_usdt_rec *usdt; /* -u, or NULL */
+	size_t nrefused;	  /* selected, but the kernel will not probe them */
 	struct at_stats_reader *stats;
 	struct at_dctl *dctl;	/* detail phase; NULL when off */
 	struct at_watch *watch; /* replaced binaries, exec of the target */
@@ -108,6 +118,24 @@ static void record_usage(FILE *f)
 	      "  -x, --exclude GLOB   leave out functions matching GLOB (repeatable)\n"
 	      "  -l, --lib LIB        add a shared library, by path or by name as in the\n"
 	      "                       process's maps (-l libc); all its functions unless -f\n"
+	      "  -u, --usdt SPEC      trace USDT probes (.note.stapsdt) of the binaries\n"
+	      "                       (repeatable; 'adaptrace list --usdt' shows them). With -u\n"
+	      "                       and no -f, only the probes are traced. SPEC is one of:\n"
+	      "                         PROVIDER:NAME            count each probe (globs: "
+	      "'python:*')\n"
+	      "                         PROVIDER:NAME(KEYS)      count per distinct key\n"
+	      "                         PROVIDER:ENTRY+RETURN[(KEYS)]\n"
+	      "                                                  pair two probes: per-key calls\n"
+	      "                                                  and latency, like a function\n"
+	      "                       KEYS is argN:TYPE,... (up to 4; arg1 is the probe's first\n"
+	      "                       argument; TYPE str, int, uint or ptr). Strings are read up\n"
+	      "                       to 63 bytes; a longer one ends in '...' in the row's name.\n"
+	      "                       Each key is a row named PROVIDER:NAME[key,...] beside the\n"
+	      "                       functions; up to 1024 keys. A pair's return closes the\n"
+	      "                       thread's innermost open entry. Semaphores are raised only\n"
+	      "                       while traced. For CPython, function__entry/return also\n"
+	      "                       raise the 'line' semaphore (without it Python 3.11 reports\n"
+	      "                       only calls from C) at no cost per line.\n"
 	      "      --no-site-opt    probe every function's first instruction (default: move\n"
 	      "                       the probe past a single-stepped endbr64 or similar onto\n"
 	      "                       the first emulated instruction when that is provably\n"
@@ -136,6 +164,14 @@ static void record_usage(FILE *f)
 	      "                       target's exit)\n"
 	      "      --interval SEC   snapshot interval (default 1)\n"
 	      "  -q, --quiet          no report at the end\n"
+	      "      --baseline FILE  at exit, compare with the recording FILE as 'adaptrace\n"
+	      "                       diff FILE OUTPUT' does (p50, 10 %, alpha 0.01), print\n"
+	      "                       the verdict and exit 1 on a regression (CMD's own\n"
+	      "                       non-zero status takes precedence)\n"
+	      "      --openmetrics-file PATH\n"
+	      "                       rewrite PATH atomically every interval with the figures\n"
+	      "                       so far, in OpenMetrics text (node_exporter textfile\n"
+	      "                       collector; see 'adaptrace export --help')\n"
 	      "\n"
 	      "Figures: CALLS is exact. TOTAL is inclusive time with recursion counted once;\n"
 	      "SELF excludes traced callees; MEAN/P50/P90/P99/MAX are per-call inclusive\n"
@@ -152,6 +188,10 @@ static void record_usage(FILE *f)
 	      "  adaptrace record -p 1234 -l libc -f 'malloc*' -d 10\n"
 	      "  adaptrace record -b /usr/bin/python3.11 -o py.data\n"
 	      "  adaptrace record --select 'most latent' --args 'parse(str,i32)' -- ./server\n"
+	      "  adaptrace record -u 'python:function__entry+function__return(arg1:str,arg2:str)' "
+	      "\\\n"
+	      "      -- python3.11 app.py\n"
+	      "  adaptrace record -p 1234 -l libstdc++.so.6 -u 'libstdcxx:throw'\n"
 	      "\n"
 	      "Exit status: 0, CMD's status with -- CMD, 2 bad usage or input, 3 missing\n"
 	      "privilege or kernel feature, or a write error.\n",
@@ -160,11 +200,6 @@ static void record_usage(FILE *f)
 	fputs(at_rel_help(), f);
 	fputs("\nArgument declarations (--args):\n", f);
 	fputs(at_argspec_help(), f);
-}
-
-static void not_yet(const char *opt)
-{
-	at_die(AT_EXIT_USAGE, "%s is not available in this version of adaptrace", opt);
 }
 
 /* A finite number in [lo, hi], the whole string. */
@@ -195,6 +230,8 @@ static void parse_opts(int argc, char **argv, struct rec_opts *o)
 		OPT_RINGBUF,
 		OPT_EMPTY_ENTRY,
 		OPT_NO_SITE_OPT,
+		OPT_BASELINE,
+		OPT_OPENMETRICS,
 	};
 	static const struct option opts[] = {
 	    {"pid", required_argument, NULL, 'p'},
@@ -209,6 +246,8 @@ static void parse_opts(int argc, char **argv, struct rec_opts *o)
 	    {"empty-probes", no_argument, NULL, OPT_EMPTY},
 	    {"empty-entry-probes", no_argument, NULL, OPT_EMPTY_ENTRY},
 	    {"no-site-opt", no_argument, NULL, OPT_NO_SITE_OPT},
+	    {"baseline", required_argument, NULL, OPT_BASELINE},
+	    {"openmetrics-file", required_argument, NULL, OPT_OPENMETRICS},
 	    {"usdt", required_argument, NULL, 'u'},
 	    {"select", required_argument, NULL, OPT_SELECT},
 	    {"detail", required_argument, NULL, OPT_DETAIL},
@@ -271,8 +310,14 @@ static void parse_opts(int argc, char **argv, struct rec_opts *o)
 		case OPT_NO_SITE_OPT:
 			o->t.no_site_opt = true;
 			break;
+		case OPT_BASELINE:
+			o->baseline = optarg;
+			break;
+		case OPT_OPENMETRICS:
+			o->openmetrics_file = optarg;
+			break;
 		case 'u':
-			not_yet("-u (USDT probes)");
+			at_strv_push(&o->usdt, optarg);
 			break;
 		case OPT_SELECT:
 			o->dopt.select = optarg;
@@ -330,6 +375,9 @@ static void parse_opts(int argc, char **argv, struct rec_opts *o)
 	if (ntargets != 1)
 		at_die(AT_EXIT_USAGE, "record needs exactly one target: -p PID, -b PATH or -- CMD "
 				      "(see adaptrace record --help)");
+	/* -u alone traces the probes only; -f adds functions. */
+	if (o->usdt.n && !o->t.include.n)
+		o->t.no_funcs = true;
 }
 
 /* Fork CMD, held before exec until the probes are attached. */
@@ -466,11 +514,13 @@ static void describe(struct recorder *r, int argc, char **argv)
 			s->name = at_xstrdup(fn->name);
 		}
 	}
+	if (r->usdt)
+		at_usdtrec_describe(r->usdt, t);
 }
 
 static int load_programs(struct recorder *r)
 {
-	uint32_t n = (uint32_t)r->tgt.nsel;
+	uint32_t n = (uint32_t)r->tgt.nsel + at_usdtrec_nids(r->usdt);
 	struct coarse_bpf *s;
 	struct stat st;
 	int err;
@@ -503,6 +553,14 @@ static int load_programs(struct recorder *r)
 			 "storage (Linux 5.11+)",
 			 strerror(-err));
 		return err;
+	}
+	if (r->usdt) {
+		struct at_usdt_maps m = {s->maps.fstats, s->maps.hists, s->maps.conc, s->maps.diag};
+
+		err = at_usdtrec_load(r->usdt, &m, s->rodata->target_ino, s->rodata->target_dev,
+				      r->o->empty_probes, r->err, sizeof(r->err));
+		if (err)
+			return -EINVAL;
 	}
 	r->stats = at_stats_reader_new(bpf_map__fd(s->maps.fstats), bpf_map__fd(s->maps.hists),
 				       bpf_map__fd(s->maps.conc), bpf_map__fd(s->maps.diag), n);
@@ -588,8 +646,11 @@ static int attach_all(struct recorder *r)
 	for (int pass = r->o->entry_only; pass < 2 && !err; pass++) {
 		id = 0;
 		for (size_t b = 0; b < r->tgt.nbins && !err; b++)
-			err = attach_binary(r, &r->tgt.bins[b], pass == 0, pid, &id);
+			if (r->tgt.bins[b].nsel)
+				err = attach_binary(r, &r->tgt.bins[b], pass == 0, pid, &id);
 	}
+	if (!err && r->usdt)
+		err = at_usdtrec_attach(r->usdt, pid ? pid : -1, r->err, sizeof(r->err));
 	if (!err)
 		at_links_move_up(&r->return_links);
 	return err;
@@ -608,10 +669,26 @@ static int attach_all(struct recorder *r)
 static void detach_all(struct recorder *r)
 {
 	at_dctl_detach_returns(r->dctl, &r->return_links);
+	at_usdtrec_detach(r->usdt);
 	at_dctl_detach(r->dctl);
 	at_links_destroy(&r->entry_links);
 	bpf_link__destroy(r->exec_link);
 	r->exec_link = NULL;
+}
+
+/* Per-interval consumers: the OpenMetrics file and the caller's hook (top). */
+static void window_hooks(struct recorder *r, const struct at_window *win)
+{
+	const struct at_record_hook *h = r->o->hook;
+
+	if (r->o->openmetrics_file) {
+		int err = at_export_openmetrics_file(r->o->openmetrics_file, &r->t, r->ps.p);
+
+		if (err)
+			at_warn("cannot write %s: %s", r->o->openmetrics_file, strerror(-err));
+	}
+	if (h && h->on_window && h->on_window(h->ctx, &r->ps, win) && r->stop == STOP_NONE)
+		r->stop = STOP_HOOK;
 }
 
 /* Snapshot the maps into one window, write it and fold it into the report. */
@@ -624,6 +701,11 @@ static int tick(struct recorder *r, uint64_t now)
 		snprintf(r->err, sizeof(r->err), "cannot read the BPF maps: %s", strerror(-err));
 		return err;
 	}
+	if (at_usdtrec_sync(r->usdt, &r->t, r->w, &r->ps, &win)) {
+		snprintf(r->err, sizeof(r->err), "%s", at_writer_error(r->w));
+		at_window_clear(&win);
+		return -EIO;
+	}
 	win.start_ns = r->last_tick - r->t0;
 	win.end_ns = now - r->t0;
 	r->last_tick = now;
@@ -631,6 +713,7 @@ static int tick(struct recorder *r, uint64_t now)
 	if (!err && r->dctl)
 		err = at_dctl_tick(r->dctl, &win, now, r->w);
 	at_profile_set_add_window(&r->ps, &win);
+	window_hooks(r, &win);
 	at_window_clear(&win);
 	if (err)
 		snprintf(r->err, sizeof(r->err), "%s", at_writer_error(r->w));
@@ -768,6 +851,9 @@ static const char *stop_text(const struct recorder *r, char *buf, size_t len)
 	case STOP_TARGET_EXEC:
 		snprintf(buf, len, "process %d executed %s", (int)r->tgt.pid, r->exec_path);
 		break;
+	case STOP_HOOK:
+		snprintf(buf, len, "stopped by the user");
+		break;
 	default:
 		snprintf(buf, len, "stopped");
 	}
@@ -817,6 +903,7 @@ static int finish(struct recorder *r)
 	if (r->dctl)
 		end->dropped_events =
 		    at_dctl_finish(r->dctl, r->stop == STOP_WRITE_ERROR ? NULL : r->w, &r->t);
+	at_usdtrec_finish(r->usdt);
 	if (r->stop == STOP_WRITE_ERROR) {
 		at_err("%s: recording stopped; %s keeps the intervals written before the error",
 		       r->err, r->o->output);
@@ -853,6 +940,8 @@ static void recorder_free(struct recorder *r)
 	at_stats_reader_free(r->stats);
 	at_dctl_free(r->dctl);
 	at_watch_free(r->watch);
+	at_usdtrec_free(r->usdt);
+	r->usdt = NULL;
 	coarse_bpf__destroy(r->skel);
 	at_profile_set_free(&r->ps);
 	at_trace_free(&r->t);
@@ -871,9 +960,39 @@ static int fail(struct recorder *r, int code)
 	return code;
 }
 
+/* --baseline: the file must be readable before anything is recorded. */
+static void check_baseline(const char *path)
+{
+	struct at_trace t;
+	char err[AT_ERRLEN];
+
+	if (at_trace_read(path, &t, true, err, sizeof(err)) < 0)
+		at_die(AT_EXIT_USAGE, "--baseline: %s", err);
+	at_trace_free(&t);
+}
+
+/* After a clean recording: the diff's verdict becomes the exit status. */
+static int baseline_verdict(const struct rec_opts *o, int rc)
+{
+	struct at_diff_opts d;
+	int drc;
+
+	if (!o->baseline || rc != AT_EXIT_OK)
+		return rc;
+	at_diff_opts_default(&d);
+	fputc('\n', stderr);
+	drc = at_diff_files(o->baseline, o->output, &d, stderr);
+	return drc;
+}
+
 int cmd_record(int argc, char **argv)
 {
-	struct rec_opts o = {0};
+	return at_record_run(argc, argv, NULL);
+}
+
+int at_record_run(int argc, char **argv, const struct at_record_hook *hook)
+{
+	struct rec_opts o = {.hook = hook};
 	struct recorder r = {.o = &o, .go_fd = -1};
 	char *cmd_path = NULL;
 	sigset_t mask;
@@ -885,6 +1004,8 @@ int cmd_record(int argc, char **argv)
 	rc = at_dctl_check(&o.dopt, r.err, sizeof(r.err));
 	if (rc)
 		at_die(rc, "%s", r.err);
+	if (o.baseline)
+		check_baseline(o.baseline);
 	rc = at_check_privilege(r.err, sizeof(r.err));
 	if (rc)
 		at_die(rc, "%s", r.err);
@@ -894,7 +1015,14 @@ int cmd_record(int argc, char **argv)
 			at_die(rc, "%s", r.err);
 		o.t.binary = cmd_path;
 	}
+	if (o.usdt.n) {
+		rc = at_usdtrec_new(&o.usdt, &r.usdt, r.err, sizeof(r.err));
+		if (rc)
+			at_die(rc, "%s", r.err);
+	}
 	rc = at_target_resolve(&o.t, &r.tgt, r.err, sizeof(r.err));
+	if (!rc && r.usdt)
+		rc = at_usdtrec_plan(r.usdt, &r.tgt, r.err, sizeof(r.err));
 	if (rc) {
 		free(cmd_path);
 		at_die(rc, "%s", r.err);
@@ -955,7 +1083,12 @@ int cmd_record(int argc, char **argv)
 		return fail(&r, AT_EXIT_ENV);
 	}
 	nprobed = r.tgt.nsel - r.nrefused;
-	if (o.cmd)
+	if (r.usdt)
+		at_err("tracing %zu USDT probe%s", at_usdtrec_nprobes(r.usdt),
+		       at_usdtrec_nprobes(r.usdt) == 1 ? "" : "s");
+	if (r.usdt && !r.tgt.nsel)
+		nprobed = 0; /* USDT only: said above */
+	else if (o.cmd)
 		at_err("tracing %zu functions in %zu binar%s of command %s (pid %d)", nprobed,
 		       r.tgt.nbins, r.tgt.nbins == 1 ? "y" : "ies", o.cmd[0], (int)r.child);
 	else if (r.tgt.pid)
@@ -977,6 +1110,7 @@ int cmd_record(int argc, char **argv)
 		if (rc == AT_EXIT_OK)
 			rc = crc;
 	}
+	rc = baseline_verdict(&o, rc);
 	close(sfd);
 	recorder_free(&r);
 	free(cmd_path);

@@ -7,6 +7,7 @@
 
 #include "detailreport.h"
 #include "report.h"
+#include "usdt_rec.h"
 #include "util.h"
 
 void at_profile_set_init(struct at_profile_set *ps, const struct at_trace *t)
@@ -156,7 +157,9 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 			c->max_conc, ds ? ds->events : 0, ds ? ds->dropped : 0, ds ? ds->rate : 0,
 			ds ? ds->sampled : 0);
 	}
-	fprintf(f, "],\"usdt\":[],\"dropped_events\":%" PRIu64 ",\"diagnostics\":{",
+	fputs("],\"usdt\":[", f);
+	at_usdt_report_json(f, ps);
+	fprintf(f, "],\"dropped_events\":%" PRIu64 ",\"diagnostics\":{",
 		t->has_end ? t->end.dropped_events : 0);
 	for (int k = 0; k < AT_DIAG_NR; k++)
 		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", diag_names[k],

@@ -121,6 +121,8 @@ static void fill_entry(struct at_stats_reader *r, uint32_t i, const struct at_fs
 	const struct at_fstats *p = &r->prev[i];
 	uint32_t first = AT_HIST_BUCKETS, last = 0, nh = 0;
 
+	/* Entries come from realloc: min/max stay 0 when nothing returned. */
+	memset(e, 0, sizeof(*e));
 	e->id = i;
 	e->c.calls = now->calls - p->calls;
 	e->c.returns = now->returns - p->returns;

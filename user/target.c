@@ -884,9 +884,9 @@ int at_target_resolve(const struct at_target_opts *o, struct at_target *t, char 
 	if ((o->pid > 0) == (o->binary != NULL))
 		return fail(AT_EXIT_USAGE, err, errlen, "give exactly one of -p PID and -b PATH");
 	rc = o->pid > 0 ? resolve_process(o, t, err, errlen) : resolve_binary(o, t, err, errlen);
-	if (!rc)
+	if (!rc && !o->no_funcs)
 		rc = check_symbols(o, t, err, errlen);
-	if (!rc)
+	if (!rc && !o->no_funcs)
 		rc = select_funcs(o, t, err, errlen);
 	for (size_t i = 0; !rc && !o->no_site_opt && i < t->nbins; i++)
 		at_elf_place(&t->bins[i].elf, t->bins[i].sel, t->bins[i].nsel);

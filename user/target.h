@@ -37,6 +37,7 @@ struct at_target_opts {
 	struct at_strv exclude; /* -x */
 	struct at_strv libs;	/* -l */
 	bool no_site_opt;	/* --no-site-opt: probe every first instruction */
+	bool no_funcs;		/* USDT only: resolve the binaries, select no function */
 };
 
 /* One binary to probe. */

@@ -28,6 +28,10 @@
  *   SELECT  uv n {uv ts_ns, uv id, uv what, f64 rate, str reason}
  *   DSTATS  uv n {uv id, uv events, uv dropped, f64 rate, uv sampled,
  *           uv ncpus {uv dropped}} (each chunk replaces the previous)
+ *   USDT    uv n {uv id, uv kind, str provider, str probe, uv nkeys {uv type,
+ *           uv truncated, uv v, uv has_str, [str s]}}
+ *           (follows the SYMBOLS chunk of its rows; rows it does not name
+ *           are functions, so files without it read as before)
  *
  * Order: HEADER first, then SYMBOLS and WINDOW chunks, END last; unknown
  * chunk types are skipped wherever they appear.
@@ -106,6 +110,8 @@ static const char *chunk_name(uint32_t type, char *buf, size_t len)
 		return "selection";
 	case AT_CHUNK_DSTATS:
 		return "detail-stats";
+	case AT_CHUNK_USDT:
+		return "usdt";
 	}
 	snprintf(buf, len, "type-%u", type);
 	return buf;
@@ -374,6 +380,43 @@ int at_writer_header(struct at_writer *w, const struct at_kv *kv, size_t nkv,
 	return 0;
 }
 
+/* The USDT rows among syms, if any, in a chunk of their own. */
+static int write_usdt(struct at_writer *w, const struct at_symbol *syms, size_t n)
+{
+	struct buf *b = &w->raw;
+	size_t nu = 0;
+
+	for (size_t i = 0; i < n; i++)
+		nu += syms[i].kind != AT_SYM_FUNC;
+	if (!nu)
+		return 0;
+	b->len = 0;
+	put_uv(b, nu);
+	for (size_t i = 0; i < n; i++) {
+		const struct at_symbol *s = &syms[i];
+
+		if (s->kind == AT_SYM_FUNC)
+			continue;
+		if (s->kind > AT_SYM_USDT_KEY || s->nkeys > AT_MAX_ARGS)
+			return werr(w, "%s: symbol %u has bad kind %u or %u keys", w->path, s->id,
+				    s->kind, s->nkeys);
+		put_uv(b, s->id);
+		put_uv(b, s->kind);
+		put_str(b, s->provider ? s->provider : "");
+		put_str(b, s->probe ? s->probe : "");
+		put_uv(b, s->nkeys);
+		for (uint32_t k = 0; k < s->nkeys; k++) {
+			put_uv(b, s->keys[k].type);
+			put_uv(b, s->keys[k].truncated);
+			put_uv(b, s->keys[k].v);
+			put_uv(b, s->keys[k].str != NULL);
+			if (s->keys[k].str)
+				put_str(b, s->keys[k].str);
+		}
+	}
+	return write_chunk(w, AT_CHUNK_USDT, b->p, b->len);
+}
+
 int at_writer_symbols(struct at_writer *w, const struct at_symbol *syms, size_t n)
 {
 	struct buf *b = &w->raw;
@@ -405,6 +448,8 @@ int at_writer_symbols(struct at_writer *w, const struct at_symbol *syms, size_t 
 		put_str(b, s->name);
 	}
 	if (write_chunk(w, AT_CHUNK_SYMBOLS, b->p, b->len) < 0)
+		return -1;
+	if (write_usdt(w, syms, n) < 0)
 		return -1;
 	if (n) {
 		w->stamp = at_xrealloc(w->stamp, w->nsyms + n, sizeof(*w->stamp));
@@ -584,7 +629,7 @@ int at_writer_chunk(struct at_writer *w, uint32_t type, const void *raw, size_t 
 {
 	if (wcheck(w, "extension", true) < 0)
 		return -1;
-	if (type <= AT_CHUNK_END || (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS))
+	if (type <= AT_CHUNK_USDT || (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS))
 		return werr(w, "%s: chunk type %u is reserved", w->path, type);
 	return write_chunk(w, type, raw, len);
 }
@@ -902,6 +947,57 @@ static bool dec_window(struct parse *ps, struct cur *c)
 	return true;
 }
 
+static bool dec_usdt_keys(struct cur *c, struct at_symbol *s)
+{
+	uint64_t has;
+
+	if (!get_u32(c, &s->nkeys, AT_MAX_ARGS, "key count"))
+		return false;
+	s->keys = s->nkeys ? at_xcalloc(s->nkeys, sizeof(*s->keys)) : NULL;
+	for (uint32_t k = 0; k < s->nkeys; k++) {
+		struct at_arg *a = &s->keys[k];
+		uint32_t trunc = 0;
+
+		if (!get_u32(c, &a->type, AT_ARG_STR, "key type") ||
+		    !get_u32(c, &trunc, 1, "key truncation") || !get_uv(c, &a->v, "key value") ||
+		    !get_uv(c, &has, "key string flag"))
+			return false;
+		a->truncated = trunc;
+		if (has > 1)
+			return cfail(c, "bad key string flag %lu", (unsigned long)has);
+		if (has && !get_str(c, &a->str, MAX_STR, "key string"))
+			return false;
+	}
+	return true;
+}
+
+static bool dec_usdt(struct parse *ps, struct cur *c)
+{
+	struct at_trace *t = ps->t;
+	size_t n;
+
+	if (!get_count(c, &n, 6, "USDT rows"))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		struct at_symbol *s;
+		uint32_t id = 0, kind = 0;
+
+		if (!get_u32(c, &id, UINT32_MAX, "USDT row id") ||
+		    !get_u32(c, &kind, AT_SYM_USDT_KEY, "USDT row kind"))
+			return false;
+		if (id >= t->nsyms)
+			return cfail(c, "USDT row %u out of range (%zu symbols)", id, t->nsyms);
+		s = &t->syms[id];
+		if (s->kind != AT_SYM_FUNC || kind == AT_SYM_FUNC)
+			return cfail(c, "USDT row %u described twice or as a function", id);
+		s->kind = kind;
+		if (!get_str(c, &s->provider, MAX_STR, "USDT provider") ||
+		    !get_str(c, &s->probe, MAX_STR, "USDT probe") || !dec_usdt_keys(c, s))
+			return false;
+	}
+	return true;
+}
+
 static bool dec_end(struct parse *ps, struct cur *c)
 {
 	struct at_end e = {0};
@@ -1075,7 +1171,7 @@ static bool dec_dstats(struct parse *ps, struct cur *c)
 
 static bool known_chunk(uint32_t type)
 {
-	return (type >= AT_CHUNK_HEADER && type <= AT_CHUNK_END) ||
+	return (type >= AT_CHUNK_HEADER && type <= AT_CHUNK_USDT) ||
 	       (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS);
 }
 
@@ -1288,6 +1384,9 @@ int at_trace_parse(const void *data, size_t len, struct at_trace *t, bool salvag
 		case AT_CHUNK_DSTATS:
 			ok = dec_dstats(&ps, &c);
 			break;
+		case AT_CHUNK_USDT:
+			ok = dec_usdt(&ps, &c);
+			break;
 		default:
 			ok = dec_end(&ps, &c);
 			break;
@@ -1371,6 +1470,16 @@ int at_trace_read(const char *path, struct at_trace *t, bool salvage, char *err,
 	return rc;
 }
 
+/* A row's USDT fields (provider, probe, keys). */
+static void free_symbol_usdt(struct at_symbol *s)
+{
+	for (uint32_t k = 0; k < s->nkeys; k++)
+		free(s->keys[k].str);
+	free(s->keys);
+	free(s->provider);
+	free(s->probe);
+}
+
 void at_trace_free(struct at_trace *t)
 {
 	if (!t)
@@ -1383,8 +1492,10 @@ void at_trace_free(struct at_trace *t)
 	for (size_t i = 0; i < t->nbins; i++)
 		free(t->bins[i].path);
 	free(t->bins);
-	for (size_t i = 0; i < t->nsyms; i++)
+	for (size_t i = 0; i < t->nsyms; i++) {
+		free_symbol_usdt(&t->syms[i]);
 		free(t->syms[i].name);
+	}
 	free(t->syms);
 	for (size_t i = 0; i < t->nwins; i++)
 		free_window(&t->wins[i]);

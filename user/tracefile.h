@@ -24,6 +24,7 @@ enum at_chunk_type {
 	AT_CHUNK_EVENTS = 10, /* detail events, a batch */
 	AT_CHUNK_SELECT = 11, /* selection and rate changes, with reasons */
 	AT_CHUNK_DSTATS = 12, /* per-function detail totals so far (latest wins) */
+	AT_CHUNK_USDT = 5,    /* kind, provider, probe and key of USDT rows */
 			      /*
 			       * Readers skip types they do not know. Reserved ranges, one per
 			       * concern: 5-9 USDT, 10-19 detail phase (events, selection log,
