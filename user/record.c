@@ -1055,7 +1055,8 @@ int at_record_run(int argc, char **argv, const struct at_record_hook *hook)
 		r.dctl = at_dctl_new(&o.dopt, &r.t, &r.tgt, o.cmd ? r.child : r.tgt.pid,
 				     r.skel->rodata->target_ino, r.skel->rodata->target_dev,
 				     r.skel->progs.coarse_entry, r.skel->progs.coarse_return,
-				     (uint32_t)r.tgt.nsel, r.err, sizeof(r.err));
+				     (uint32_t)r.tgt.nsel + at_usdtrec_nids(r.usdt), r.err,
+				     sizeof(r.err));
 		if (!r.dctl)
 			return fail(&r, AT_EXIT_ENV);
 		kv_add(&r.t, "detail_link", at_dctl_mode(r.dctl));
