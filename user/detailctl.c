@@ -12,8 +12,10 @@
 #include <unistd.h>
 
 #include "argspec.h"
+#include "diff.h"
 #include "detailctl.h"
 #include "relevance.h"
+#include "report.h"
 #include "sampler.h"
 #include "util.h"
 
@@ -54,6 +56,12 @@ struct at_dctl {
 	/* Selection and rate changes not yet written. */
 	struct at_sel_change *log;
 	size_t nlog, logcap;
+	/* 'regressed': the baseline, its aggregates, ours so far (t->nsyms). */
+	struct at_trace *base;
+	struct at_profile_set base_ps;
+	struct at_func_profile *cur;
+	bool *regressed;
+	size_t ncur;
 };
 
 bool at_dctl_off(const struct at_dctl_opts *o)
@@ -102,6 +110,12 @@ int at_dctl_check(const struct at_dctl_opts *o, char *err, size_t errlen)
 	size_t n;
 	int rc = parse_all(o, &e, &specs, &n, err, errlen);
 
+	if (!rc && at_rel_uses_regressed(e) && !o->baseline) {
+		snprintf(err, errlen,
+			 "--select: 'regressed' compares with a baseline recording; give it with "
+			 "--baseline FILE");
+		rc = AT_EXIT_USAGE;
+	}
 	at_rel_free(e);
 	free_specs(specs, n);
 	return rc;
@@ -208,6 +222,20 @@ struct at_dctl *at_dctl_new(const struct at_dctl_opts *o, const struct at_trace 
 		at_dctl_free(c);
 		return NULL;
 	}
+	if (at_rel_uses_regressed(c->expr)) {
+		c->base = at_xcalloc(1, sizeof(*c->base));
+		if (!o->baseline || at_trace_read(o->baseline, c->base, false, err, errlen)) {
+			if (!o->baseline)
+				snprintf(err, errlen, "'regressed' needs --baseline FILE");
+			free(paths);
+			free(filter);
+			free(aoff);
+			free(aent);
+			at_dctl_free(c);
+			return NULL;
+		}
+		at_profile_set_init(&c->base_ps, c->base);
+	}
 	for (size_t b = 0; b < tgt->nbins; b++) {
 		paths[b] = tgt->bins[b].attach_path;
 		filter[b] = !pid && !tgt->bins[b].is_main;
@@ -272,7 +300,36 @@ void at_dctl_free(struct at_dctl *c)
 	free(c->rows);
 	free(c->res);
 	free(c->f);
+	if (c->base) {
+		at_profile_set_free(&c->base_ps);
+		at_trace_free(c->base);
+		free(c->base);
+	}
+	free(c->cur);
+	free(c->regressed);
 	free(c);
+}
+
+/*
+ * 'regressed': fold the window into this recording's aggregates and compare
+ * them with the baseline as 'diff' would (mid-run, with the histogram test).
+ * Rows appear while recording (USDT keys), so the arrays follow t->nsyms.
+ */
+static void update_regressed(struct at_dctl *c, const struct at_window *win)
+{
+	struct at_diff_opts dopt;
+
+	if (c->t->nsyms > c->ncur) {
+		c->cur = at_xrealloc(c->cur, c->t->nsyms, sizeof(*c->cur));
+		memset(c->cur + c->ncur, 0, (c->t->nsyms - c->ncur) * sizeof(*c->cur));
+		c->regressed = at_xrealloc(c->regressed, c->t->nsyms, sizeof(*c->regressed));
+		c->ncur = c->t->nsyms;
+	}
+	for (uint32_t i = 0; i < win->n; i++)
+		if (win->e[i].id < c->ncur)
+			at_profile_add(&c->cur[win->e[i].id], &win->e[i]);
+	at_diff_opts_default(&dopt);
+	at_diff_regressed_with(c->base, c->base_ps.p, c->t, c->cur, &dopt, c->regressed);
 }
 
 const char *at_dctl_mode(const struct at_dctl *c)
@@ -361,9 +418,13 @@ static void select_step(struct at_dctl *c, const struct at_window *win, uint64_t
 
 	for (uint32_t i = 0; i < win->n; i++)
 		all_total += win->e[i].c.total_ns;
+	if (c->base)
+		update_regressed(c, win);
 	for (uint32_t i = 0; i < win->n; i++)
-		if (win->e[i].id < c->n)
-			at_rel_row_from_entry(&c->rows[n++], &win->e[i], ival, all_total);
+		if (win->e[i].id < c->n) {
+			at_rel_row_from_entry(&c->rows[n], &win->e[i], ival, all_total);
+			c->rows[n++].regressed = c->base && c->regressed[win->e[i].id];
+		}
 	at_rel_eval(c->expr, c->rows, n, c->res, NULL);
 	at_rel_track_update(c->track, c->rows, c->res, n, rel, &ch, &nch);
 	for (size_t i = 0; i < nch; i++) {

@@ -28,6 +28,7 @@ struct at_dctl_opts {
 	uint64_t max_events;   /* --max-events per second; 0 = no cap */
 	double fixed_rate;     /* hidden --detail-rate: one fixed rate, no controller */
 	size_t ringbuf_bytes;  /* hidden --ringbuf-size (ADAPTRACE_RINGBUF_BYTES) */
+	const char *baseline;  /* --baseline: what 'regressed' compares with */
 };
 
 struct at_dctl;

@@ -311,7 +311,7 @@ static void parse_opts(int argc, char **argv, struct rec_opts *o)
 			o->t.no_site_opt = true;
 			break;
 		case OPT_BASELINE:
-			o->baseline = optarg;
+			o->baseline = o->dopt.baseline = optarg;
 			break;
 		case OPT_OPENMETRICS:
 			o->openmetrics_file = optarg;

@@ -835,6 +835,17 @@ bool at_rel_is_none(const struct at_rel_expr *e)
 	return e && e->root->kind == N_NONE;
 }
 
+static bool node_uses(const struct node *n, enum at_rel_criterion c)
+{
+	return n &&
+	       ((n->kind == N_CRIT && n->crit == c) || node_uses(n->l, c) || node_uses(n->r, c));
+}
+
+bool at_rel_uses_regressed(const struct at_rel_expr *e)
+{
+	return e && node_uses(e->root, AT_C_REGRESSED);
+}
+
 struct sbuf {
 	char *s;
 	size_t len, pos;

@@ -211,6 +211,8 @@ int at_rel_parse(const char *text, struct at_rel_expr **out, char *err, size_t e
 void at_rel_free(struct at_rel_expr *e);
 /* True if the expression is exactly "none" (record the coarse phase only). */
 bool at_rel_is_none(const struct at_rel_expr *e);
+/* True when the expression names the criterion 'regressed' (needs a baseline). */
+bool at_rel_uses_regressed(const struct at_rel_expr *e);
 /* The expression printed back, fully parenthesised (for logs and tests). */
 char *at_rel_format(const struct at_rel_expr *e, char *buf, size_t len);
 

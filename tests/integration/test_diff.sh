@@ -176,3 +176,15 @@ expect_eq "record --baseline without regression: exit status 0" "$RC" 0
 rec "$WORK/bl-bad.data" base --baseline "$WORK/missing.data"
 expect_eq "record --baseline with a missing baseline: exit 2 before recording" \
 	"$RC $([ -e "$WORK/bl-bad.data" ] && echo written || echo none)" "2 none"
+
+# --- The relevance criterion 'regressed': with --baseline, the detail phase
+# selects the function that got slower, and the selection log says why.
+rec "$WORK/rg-slow.data" slow --baseline "$WORK/base.data" --select regressed
+expect_eq "--select regressed --baseline: exit status 1 (the regression)" "$RC" 1
+"$ADAPTRACE" report "$WORK/rg-slow.data" --selection --json >"$WORK/rg.sel" 2>"$WORK/rg.err"
+expect_match "--select regressed: f17 entered the detail phase as regressed" \
+	"$(jq -r 'select(.function == "f17" and .change == "enter") | .reason' "$WORK/rg.sel")" \
+	'regressed'
+rec "$WORK/rg-none.data" base --select regressed
+expect_eq "--select regressed without --baseline: exit 2" "$RC" 2
+expect_match "... saying to give --baseline" "$(cat "$WORK/rec.err")" '--baseline FILE'
