@@ -192,6 +192,7 @@ struct at_dctl *at_dctl_new(const struct at_dctl_opts *o, const struct at_trace 
 	struct at_sampler_cfg cfg;
 	uint64_t *aoff = at_xcalloc(t->nsyms + 1, sizeof(*aoff));
 	uint32_t *aent = at_xcalloc(t->nsyms + 1, sizeof(*aent)), id = 0;
+	bool ok;
 
 	/* Ids follow the binaries' selected functions in order (record.c describe()). */
 	for (size_t b = 0; b < tgt->nbins; b++)
@@ -214,38 +215,28 @@ struct at_dctl *at_dctl_new(const struct at_dctl_opts *o, const struct at_trace 
 	c->rows = at_xcalloc(c->n + 1, sizeof(*c->rows));
 	c->res = at_xcalloc(c->n + 1, sizeof(*c->res));
 	c->cpu_last = -1;
-	if (parse_all(o, &c->expr, &c->specs, &c->nspecs, err, errlen)) {
-		free(paths);
-		free(filter);
-		free(aoff);
-		free(aent);
-		at_dctl_free(c);
-		return NULL;
-	}
-	if (at_rel_uses_regressed(c->expr)) {
+	ok = !parse_all(o, &c->expr, &c->specs, &c->nspecs, err, errlen);
+	if (ok && at_rel_uses_regressed(c->expr)) {
 		c->base = at_xcalloc(1, sizeof(*c->base));
-		if (!o->baseline || at_trace_read(o->baseline, c->base, false, err, errlen)) {
-			if (!o->baseline)
-				snprintf(err, errlen, "'regressed' needs --baseline FILE");
-			free(paths);
-			free(filter);
-			free(aoff);
-			free(aent);
-			at_dctl_free(c);
-			return NULL;
+		if (!o->baseline)
+			snprintf(err, errlen, "'regressed' needs --baseline FILE");
+		ok = o->baseline && !at_trace_read(o->baseline, c->base, false, err, errlen);
+		if (ok)
+			at_profile_set_init(&c->base_ps, c->base);
+	}
+	if (ok) {
+		for (size_t b = 0; b < tgt->nbins; b++) {
+			paths[b] = tgt->bins[b].attach_path;
+			filter[b] = !pid && !tgt->bins[b].is_main;
 		}
-		at_profile_set_init(&c->base_ps, c->base);
+		c->d = at_detail_new(&dopts, err, errlen);
+		ok = c->d != NULL;
 	}
-	for (size_t b = 0; b < tgt->nbins; b++) {
-		paths[b] = tgt->bins[b].attach_path;
-		filter[b] = !pid && !tgt->bins[b].is_main;
-	}
-	c->d = at_detail_new(&dopts, err, errlen);
 	free(paths);
 	free(filter);
 	free(aoff);
 	free(aent);
-	if (!c->d) {
+	if (!ok) {
 		at_dctl_free(c);
 		return NULL;
 	}
