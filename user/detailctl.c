@@ -43,8 +43,9 @@ struct at_dctl {
 	struct at_sampler *smp; /* NULL: fixed rate (hidden --detail-rate) */
 	struct at_argspec *specs;
 	size_t nspecs;
-	struct at_rel_row *rows;
+	struct at_rel_row *rows; /* one per symbol, USDT keys found later too */
 	struct at_rel_result *res;
+	size_t nrows;
 	uint64_t ctl_last; /* last controller step, CLOCK_MONOTONIC */
 	uint64_t all_hits; /* every function's calls since then */
 	double cpu_last;   /* target CPU time at that step, ns; < 0 unknown */
@@ -212,8 +213,9 @@ struct at_dctl *at_dctl_new(const struct at_dctl_opts *o, const struct at_trace 
 	c->t = t;
 	c->n = (uint32_t)t->nsyms;
 	c->f = at_xcalloc(c->n + 1, sizeof(*c->f));
-	c->rows = at_xcalloc(c->n + 1, sizeof(*c->rows));
-	c->res = at_xcalloc(c->n + 1, sizeof(*c->res));
+	c->nrows = c->n + 1;
+	c->rows = at_xcalloc(c->nrows, sizeof(*c->rows));
+	c->res = at_xcalloc(c->nrows, sizeof(*c->res));
 	c->cpu_last = -1;
 	ok = !parse_all(o, &c->expr, &c->specs, &c->nspecs, err, errlen);
 	if (ok && at_rel_uses_regressed(c->expr)) {
@@ -411,8 +413,14 @@ static void select_step(struct at_dctl *c, const struct at_window *win, uint64_t
 		all_total += win->e[i].c.total_ns;
 	if (c->base)
 		update_regressed(c, win);
+	/* Every row takes part, USDT rows and keys found while recording too. */
+	if (win->n > c->nrows) {
+		c->rows = at_xrealloc(c->rows, win->n, sizeof(*c->rows));
+		c->res = at_xrealloc(c->res, win->n, sizeof(*c->res));
+		c->nrows = win->n;
+	}
 	for (uint32_t i = 0; i < win->n; i++)
-		if (win->e[i].id < c->n) {
+		if (win->e[i].id < c->t->nsyms) {
 			at_rel_row_from_entry(&c->rows[n], &win->e[i], ival, all_total);
 			c->rows[n++].regressed = c->base && c->regressed[win->e[i].id];
 		}
@@ -426,7 +434,14 @@ static void select_step(struct at_dctl *c, const struct at_window *win, uint64_t
 		for (uint32_t k = 0; k < win->n; k++)
 			if (win->e[k].id == id)
 				e = &win->e[k];
-		if (id >= c->n || c->f[id].forced || c->t->syms[id].kind != AT_SYM_FUNC) {
+		if (id < c->t->nsyms && c->t->syms[id].kind != AT_SYM_FUNC) {
+			/* A USDT row is counted and timed already: logged, no probe. */
+			logf_change(c, rel, id, ch[i].what, 0, "%s (USDT row: no argument probe)",
+				    ch[i].reason);
+			free(ch[i].reason);
+			continue;
+		}
+		if (id >= c->n || c->f[id].forced) {
 			free(ch[i].reason);
 			continue;
 		}

@@ -249,6 +249,22 @@ if report_json "$WORK/py.data" "$WORK/py.json"; then
 		"[\"$WORK/fib.py\",\"fib\"]"
 fi
 
+# Keyed rows take part in the relevance expression like functions: with
+# --select all, the fib row enters the selection (logged, no argument probe).
+cat >"$WORK/fib24.py" <<'EOF'
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+fib(24)
+EOF
+at_run "$WORK/pysel" record -q --interval 0.05 -o "$WORK/pysel.data" --select all \
+	-u 'python:function__entry+function__return(arg2:str,arg1:str)' -- "$PY" "$WORK/fib24.py"
+expect_eq "python --select all: record exits 0" "$RC" 0
+"$ADAPTRACE" report "$WORK/pysel.data" --selection --json >"$WORK/pysel.sel" 2>/dev/null
+expect_match "python --select all: the fib row entered the selection as a USDT row" \
+	"$(jq -r --arg r "python:function__entry[fib,$WORK/fib24.py]" \
+		'select(.function == $r and .change == "enter") | .reason' "$WORK/pysel.sel")" \
+	'USDT row'
+
 # Exceptions unwind through function__return, generators return at each yield.
 cat >"$WORK/exc.py" <<'EOF'
 def inner(i):
