@@ -47,7 +47,7 @@ run_one() {
 	case $cfg in
 	none) bench_once ;;
 	coarse | budget)
-		local extra=()
+		local extra=(--select none)
 		[[ $cfg == budget ]] && extra=(--budget 5)
 		"$ADAPTRACE" record -q -b "$REDIS" "${extra[@]}" -o "$tmp/$cfg.data" 2>"$tmp/$cfg.err" &
 		at_pid=$!

@@ -108,7 +108,7 @@ run_one() {
 		-f monitored_method -- "$MOO" "${moo_args[@]}" >"$log" 2>&1 || rc=$? ;;
 	floor | floor-nosite) "$ADAPTRACE" record --empty-probes $site -q -o "$tmp/floor.data" \
 		-f monitored_method -- "$MOO" "${moo_args[@]}" >"$log" 2>&1 || rc=$? ;;
-	coarse | coarse-nosite) "$ADAPTRACE" record $site -q -o "$tmp/coarse.data" \
+	coarse | coarse-nosite) "$ADAPTRACE" record $site -q -o "$tmp/coarse.data" --select none \
 		-f monitored_method -- "$MOO" "${moo_args[@]}" >"$log" 2>&1 || rc=$? ;;
 	bpftrace) "$BPFTRACE" "$tmp/moo.bt" -c "$MOO ${moo_args[*]}" >"$log" 2>&1 || rc=$? ;;
 	detail) "$ADAPTRACE" record -q -o "$tmp/detail.data" -f monitored_method --select none \
