@@ -131,6 +131,11 @@ static void fill_entry(struct at_stats_reader *r, uint32_t i, const struct at_fs
 	e->c.self_ns = now->self_ns - p->self_ns;
 	e->c.errors = now->errors - p->errors;
 	e->c.sumsq = sumsq_delta(now, p);
+	/*
+	 * The maximum since the start, not per window: user space never writes
+	 * the counters back, because a write-back races the BPF side's atomic
+	 * in-flight count and could leave it off by one for good.
+	 */
 	e->c.max_conc = r->conc[i].max > 0 ? (uint64_t)r->conc[i].max : 0;
 
 	for (uint32_t b = 0; b < AT_HIST_BUCKETS; b++) {
@@ -167,17 +172,6 @@ static void fill_entry(struct at_stats_reader *r, uint32_t i, const struct at_fs
 		e->c.min_ns = now->min_ns;
 }
 
-/* Start the next window's concurrency maximum from what is in flight now. */
-static void reset_conc_max(struct at_stats_reader *r, uint32_t i)
-{
-	struct at_fconc v = r->conc[i];
-
-	if (v.max == v.inflight)
-		return;
-	v.max = v.inflight > 0 ? v.inflight : 0;
-	bpf_map_update_elem(r->conc_fd, &i, &v, BPF_ANY);
-}
-
 int at_stats_snapshot(struct at_stats_reader *r, struct at_window *win)
 {
 	size_t cap = 0;
@@ -210,7 +204,6 @@ int at_stats_snapshot(struct at_stats_reader *r, struct at_window *win)
 			win->e = at_xrealloc(win->e, cap, sizeof(*win->e));
 		}
 		fill_entry(r, i, &now, hist, &win->e[win->n++]);
-		reset_conc_max(r, i);
 		r->prev[i] = now;
 		memcpy(r->prev_hist[i], hist, sizeof(hist));
 	}
