@@ -14,10 +14,10 @@ for mode in session fallback; do
 	else
 		unset ADAPTRACE_NO_UPROBE_SESSION
 	fi
-	# 2-s intervals: this VM stalls a thread for over 1 ms 5 to 15 times a
-	# second, and the uniform functions (single-stepped entries, ~150 calls
-	# a second each) would need only two stalls in one 1-s interval for a
-	# p99 over 1 ms. With 300 calls per interval it takes three or more.
+	# This VM stalls a thread for over 1 ms 5 to 15 times a second. The
+	# uniform functions start with an emulated nop (cheap probes, about 1,100
+	# calls a second each) and intervals are 2 s, so a uniform function's p99
+	# over 1 ms would take some 20 stalls inside its own calls per interval.
 	at_run "$WORK/$mode" record -q --interval 2 -o "$WORK/$mode.data" -- "$H" 10
 	expect_eq "$mode: record exits 0" "$RC" 0
 	report_json "$WORK/$mode.data" "$WORK/$mode.json" || continue

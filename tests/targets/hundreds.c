@@ -31,6 +31,7 @@ TRACED long process(long id)
 #define U(n)                                                                                       \
 	TRACED int u_##n(int x)                                                                    \
 	{                                                                                          \
+		__asm__ volatile("nop"); /* an emulated entry: cheap to probe */                  \
 		spin();                                                                            \
 		return x + 1;                                                                      \
 	}
