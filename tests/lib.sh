@@ -181,6 +181,19 @@ wait_line()
 	return 1
 }
 
+# wait_exec PID PATH: wait (up to 5 s) until PID runs PATH; a tracer given
+# -p right after the fork would otherwise find the shell before its exec.
+wait_exec()
+{
+	local want
+	want=$(readlink -f "$2")
+	for _ in $(seq 100); do
+		[ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$want" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # start_target OUTPREFIX CMD [ARG]...: start a gated target in the background
 # and wait for its "ready" line. Sets TGT_PID; stdout/stderr in OUTPREFIX.out/.err.
 start_target()

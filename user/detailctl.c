@@ -20,8 +20,9 @@
 #include "util.h"
 
 struct cfunc {
-	bool forced; /* --detail */
-	bool on;     /* detail probes sampling now */
+	bool forced;   /* --detail */
+	bool on;       /* detail probes sampling now */
+	bool watching; /* -v: parked with a drift reference, last interval */
 	/* Coarse figures since the last controller step. */
 	uint64_t hits, returns, sum_ns;
 	double sumsq;
@@ -144,7 +145,7 @@ static void logf_change(struct at_dctl *c, uint64_t rel, uint32_t id, uint32_t w
 	s->what = what;
 	s->rate = fmin(fmax(rate, 0), 1);
 	s->reason = at_xstrdup(buf);
-	if (at_env_flag("ADAPTRACE_DEBUG"))
+	if (at_env_flag("ADAPTRACE_DEBUG") || (c->o.verbose && what != AT_SEL_RATE))
 		at_err("detail: %.3fs %s %s rate %.4f: %s", rel / 1e9, c->t->syms[id].name,
 		       what == AT_SEL_ENTER   ? "enter"
 		       : what == AT_SEL_LEAVE ? "leave"
@@ -630,7 +631,16 @@ int at_dctl_tick(struct at_dctl *c, const struct at_window *win, uint64_t now, s
 		struct at_sel_change *ch = NULL;
 		size_t nch = 0;
 
+		if (c->o.verbose)
+			for (uint32_t id = 0; id < c->n; id++)
+				c->f[id].watching = at_sampler_watching(c->smp, id);
 		at_sampler_window(c->smp, win, rel, &ch, &nch);
+		if (c->o.verbose)
+			for (uint32_t id = 0; id < c->n; id++)
+				if (!c->f[id].watching && at_sampler_watching(c->smp, id))
+					at_err("detail: %.3fs %s parked: latency reference taken, "
+					       "watching for drift",
+					       rel / 1e9, c->t->syms[id].name);
 		apply_changes(c, ch, nch);
 		if (now - c->ctl_last >= 1000000000ULL)
 			control_step(c, now);

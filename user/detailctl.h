@@ -29,6 +29,7 @@ struct at_dctl_opts {
 	double fixed_rate;     /* hidden --detail-rate: one fixed rate, no controller */
 	size_t ringbuf_bytes;  /* hidden --ringbuf-size (ADAPTRACE_RINGBUF_BYTES) */
 	const char *baseline;  /* --baseline: what 'regressed' compares with */
+	bool verbose;	       /* -v: selection changes on stderr as they happen */
 };
 
 struct at_dctl;

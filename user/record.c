@@ -154,8 +154,8 @@ static void record_usage(FILE *f)
 	      "  Sampled calls go through a ring buffer; a full buffer drops events and counts\n"
 	      "  them per function and CPU (report shows them). A function whose profile stays\n"
 	      "  the same over two sampling cycles leaves detail until its latency distribution\n"
-	      "  drifts. Uses the uprobe session link (Linux 6.13+) when the kernel has it\n"
-	      "  (ADAPTRACE_NO_UPROBE_SESSION=1: uprobe + uretprobe instead).\n"
+	      "  drifts for two intervals in a row. Uses the uprobe session link (Linux 6.13+)\n"
+	      "  when the kernel has it (ADAPTRACE_NO_UPROBE_SESSION=1: uprobe + uretprobe).\n"
 	      "\n"
 	      "Recording:\n"
 	      "  -o, --output FILE    trace file (default adaptrace.data, mode 0600; an existing\n"
@@ -164,6 +164,8 @@ static void record_usage(FILE *f)
 	      "                       target's exit)\n"
 	      "      --interval SEC   snapshot interval (default 1)\n"
 	      "  -q, --quiet          no report at the end\n"
+	      "  -v, --verbose        print the detail phase's selection changes as they\n"
+	      "                       happen (functions entering and leaving detail, why)\n"
 	      "      --baseline FILE  at exit, compare with the recording FILE as 'adaptrace\n"
 	      "                       diff FILE OUTPUT' does (p50, 10 %, alpha 0.01), print\n"
 	      "                       the verdict and exit 1 on a regression (CMD's own\n"
@@ -243,6 +245,7 @@ static void parse_opts(int argc, char **argv, struct rec_opts *o)
 	    {"duration", required_argument, NULL, 'd'},
 	    {"interval", required_argument, NULL, OPT_INTERVAL},
 	    {"quiet", no_argument, NULL, 'q'},
+	    {"verbose", no_argument, NULL, 'v'},
 	    {"empty-probes", no_argument, NULL, OPT_EMPTY},
 	    {"empty-entry-probes", no_argument, NULL, OPT_EMPTY_ENTRY},
 	    {"no-site-opt", no_argument, NULL, OPT_NO_SITE_OPT},
@@ -264,7 +267,7 @@ static void parse_opts(int argc, char **argv, struct rec_opts *o)
 	o->output = "adaptrace.data";
 	o->interval = 1.0;
 	/* '+': stop at the first non-option so "-- CMD -x" stays CMD's. */
-	while ((c = getopt_long(argc, argv, "+p:b:f:x:l:o:d:u:qh", opts, &idx)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:b:f:x:l:o:d:u:qvh", opts, &idx)) != -1) {
 		switch (c) {
 		case 'p':
 			if (!at_parse_pid(optarg, &o->t.pid))
@@ -300,6 +303,9 @@ static void parse_opts(int argc, char **argv, struct rec_opts *o)
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case 'v':
+			o->dopt.verbose = true;
 			break;
 		case OPT_EMPTY:
 			o->empty_probes = true;
@@ -1084,6 +1090,14 @@ int at_record_run(int argc, char **argv, const struct at_record_hook *hook)
 		return fail(&r, AT_EXIT_ENV);
 	}
 	nprobed = r.tgt.nsel - r.nrefused;
+	if (r.tgt.nsel && !nprobed && !r.usdt) {
+		/* Seen with -p on a process in the middle of an exec. */
+		snprintf(r.err, sizeof(r.err),
+			 "the kernel refused a probe on every function of %s; if the process "
+			 "was starting or exec'ing, run adaptrace again",
+			 r.tgt.bins[0].display_path);
+		return fail(&r, AT_EXIT_ENV);
+	}
 	if (r.usdt)
 		at_err("tracing %zu USDT probe%s", at_usdtrec_nprobes(r.usdt),
 		       at_usdtrec_nprobes(r.usdt) == 1 ? "" : "s");

@@ -12,6 +12,14 @@
 
 /* Reference windows with fewer timed calls say too little to compare with. */
 #define MIN_REF_CALLS 30
+/*
+ * A parked function's reference histogram sums its first REF_WINDOWS
+ * windows, and it comes back only after DRIFT_WINDOWS drifted windows in a
+ * row: one window's stall (a VM losing its CPU for a while) is no change of
+ * profile.
+ */
+#define REF_WINDOWS   2
+#define DRIFT_WINDOWS 2
 
 void at_sampler_defaults(struct at_sampler_cfg *cfg)
 {
@@ -50,6 +58,7 @@ struct fn {
 	uint64_t pop, sample, fed, dropped;
 	uint32_t cycles;
 	uint64_t parked_ns;
+	uint32_t ref_windows, drifted; /* windows in ref_hist; drifted ones in a row */
 	/* this cycle's population latency (coarse) and sample latency (events) */
 	double pop_sum, pop_n, smp_sum, smp_sumsq, smp_n;
 	struct reservoir cur, prev;
@@ -194,6 +203,13 @@ bool at_sampler_attached(const struct at_sampler *s, uint32_t id)
 	const struct fn *f = find(s, id);
 
 	return f && !f->parked;
+}
+
+bool at_sampler_watching(const struct at_sampler *s, uint32_t id)
+{
+	const struct fn *f = find(s, id);
+
+	return f && f->parked && f->have_ref_hist;
 }
 
 double at_sampler_rate(const struct at_sampler *s, uint32_t id)
@@ -437,6 +453,7 @@ static void end_cycle(struct at_sampler *s, uint64_t now, uint32_t id, struct fn
 	f->parked = true;
 	f->parked_ns = now;
 	f->have_ref_hist = false;
+	f->ref_windows = f->drifted = 0;
 	f->has_prev = false;
 	res_clear(&f->prev);
 	at_sel_change_push(ch, nch, now, id, AT_SEL_LEAVE, 0, buf);
@@ -601,16 +618,24 @@ size_t at_sampler_window(struct at_sampler *s, const struct at_window *w, uint64
 				continue;
 			if (!f->ref_hist)
 				f->ref_hist = at_xcalloc(AT_HIST_BUCKETS, sizeof(*f->ref_hist));
-			memcpy(f->ref_hist, hist, AT_HIST_BUCKETS * sizeof(*hist));
-			f->have_ref_hist = true;
+			if (!f->ref_windows)
+				memset(f->ref_hist, 0, AT_HIST_BUCKETS * sizeof(*hist));
+			for (size_t k = 0; k < AT_HIST_BUCKETS; k++)
+				f->ref_hist[k] += hist[k];
+			f->have_ref_hist = ++f->ref_windows >= REF_WINDOWS;
 			continue;
 		}
 		if (!at_drift(f->ref_hist, hist,
 			      s->cfg.drift_alpha > 0 ? s->cfg.drift_alpha : s->cfg.alpha,
-			      s->cfg.min_effect, why, sizeof(why)))
+			      s->cfg.min_effect, why, sizeof(why))) {
+			f->drifted = 0;
+			continue;
+		}
+		if (++f->drifted < DRIFT_WINDOWS)
 			continue;
 		f->parked = false;
 		f->have_ref_hist = false;
+		f->ref_windows = f->drifted = 0;
 		f->has_prev = false;
 		cycle_reset(f);
 		res_clear(&f->cur);

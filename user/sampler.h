@@ -64,10 +64,11 @@
  *    the previous one (at_stationary); a non-forced function that is
  *    stationary is PARKED (AT_SEL_LEAVE with the reason).
  * 5. Drift (at_sampler_window, once per coarse interval). A PARKED
- *    function's first full window after parking becomes its reference (the
- *    same measurement conditions: detail off); later windows are tested
- *    against it with at_drift at drift_alpha; on drift it returns to DETAIL (AT_SEL_ENTER)
- *    with a fresh cycle history.
+ *    function's first two full windows after parking become its reference
+ *    (the same measurement conditions: detail off); later windows are
+ *    tested against it with at_drift at drift_alpha; after two drifted
+ *    windows in a row it returns to DETAIL (AT_SEL_ENTER) with a fresh
+ *    cycle history.
  *
  * How the recorder drives it (with relevance.h):
  *   start:      at_sampler_defaults(), set budget_pct / max_events / the
@@ -213,5 +214,7 @@ size_t at_sampler_tick(struct at_sampler *s, const struct at_sampler_tick *in,
  */
 size_t at_sampler_window(struct at_sampler *s, const struct at_window *w, uint64_t now_ns,
 			 struct at_sel_change **changes, size_t *nchanges);
+/* Parked with its drift reference taken: later windows are compared with it. */
+bool at_sampler_watching(const struct at_sampler *s, uint32_t id);
 
 #endif

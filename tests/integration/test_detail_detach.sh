@@ -18,6 +18,7 @@ for mode in session fallback; do
 	"$P" 100 100 >"$WORK/$mode.tgt" 2>&1 &
 	tgt=$!
 	track "$tgt"
+	wait_exec "$tgt" "$P"
 	if ! at_start "$WORK/$mode" record -q -o "$WORK/$mode.data" -p "$tgt" --select none \
 		--detail step; then
 		fail "$mode: tracing starts" "$(tail -n 5 "$WORK/$mode.err")"

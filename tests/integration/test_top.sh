@@ -6,6 +6,7 @@
 "$TARGETS/ab/base/fifty" 1000000 >/dev/null &
 TGT=$!
 track "$TGT"
+wait_exec "$TGT" "$TARGETS/ab/base/fifty"
 
 # --- plain: stdout is a file.
 at_run "$WORK/plain" top -p "$TGT" -f 'f??' --interval 0.2 -d 1 --rows 5 --sort calls

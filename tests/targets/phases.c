@@ -4,6 +4,7 @@
  * then for 1.5-2.5 ms, until END seconds; it prints "switched=1" when it
  * changes.
  * Usage: phases [SWITCH [END]]   (defaults 8 and 14)
+ *        phases --on-signal [AFTER]   switch at SIGUSR1, end AFTER (6) s later
  */
 #include "common.h"
 
@@ -28,16 +29,33 @@ TRACED long step(long i)
 	return i;
 }
 
+static volatile sig_atomic_t got_usr1;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	got_usr1 = 1;
+}
+
 int main(int argc, char **argv)
 {
-	double sw = argc > 1 ? atof(argv[1]) : 8, end = argc > 2 ? atof(argv[2]) : 14;
-	uint64_t t0 = now_ns();
+	int on_signal = argc > 1 && !strcmp(argv[1], "--on-signal");
+	double sw = argc > 1 && !on_signal ? atof(argv[1]) : 8;
+	double end = argc > 2 ? atof(argv[2]) : on_signal ? 6 : 14;
+	uint64_t t0 = now_ns(), t_end = t0 + (uint64_t)(end * 1e9);
 	int switched = 0;
 
-	for (long i = 0; now_ns() - t0 < (uint64_t)(end * 1e9); i++) {
-		if (!switched && now_ns() - t0 >= (uint64_t)(sw * 1e9)) {
+	/* --on-signal: switch at SIGUSR1, end END seconds later (or at 120 s). */
+	if (on_signal) {
+		signal(SIGUSR1, on_usr1);
+		t_end = t0 + 120000000000ULL;
+	}
+	for (long i = 0; now_ns() < t_end; i++) {
+		if (!switched && (on_signal ? got_usr1 : now_ns() - t0 >= (uint64_t)(sw * 1e9))) {
 			step_ns = 2000000;
 			switched = 1;
+			if (on_signal)
+				t_end = now_ns() + (uint64_t)(end * 1e9);
 			printf("switched=1\n");
 			fflush(stdout);
 		}

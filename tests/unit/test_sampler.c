@@ -278,7 +278,7 @@ static void test_cycles(void)
 	      "parked: detach, rate 0, still known");
 	check(!last(4, AT_SEL_LEAVE) && at_sampler_attached(s, 4),
 	      "a forced function is never parked");
-	/* drift: the first window wholly after parking is the reference */
+	/* drift: the first two windows wholly after parking are the reference */
 	we[0] = entry(3, 500, 0, h[0]);
 	we[1] = entry(4, 500, 0, h[1]);
 	w.start_ns = 3000000000ULL;
@@ -291,14 +291,22 @@ static void test_cycles(void)
 	w.end_ns = 6000000000ULL;
 	n += at_sampler_window(s, &w, 6000000000ULL, &ch, &nch);
 	check(n == 0 && !at_sampler_attached(s, 3), "steady windows after parking: no drift");
-	we[0] = entry(3, 300, 200, h[0]);
-	w.start_ns = 6000000000ULL;
-	w.end_ns = 7000000000ULL;
-	n = at_sampler_window(s, &w, 7000000000ULL, &ch, &nch);
+	/* one drifted window (a stall), then a steady one, then two drifted */
+	for (int k = 0; k < 4; k++) {
+		we[0] = k == 1 ? entry(3, 500, 0, h[0]) : entry(3, 300, 200, h[0]);
+		w.start_ns = (6 + (uint64_t)k) * 1000000000ULL;
+		w.end_ns = w.start_ns + 1000000000ULL;
+		n = at_sampler_window(s, &w, w.end_ns, &ch, &nch);
+		if (k < 3)
+			check(n == 0 && !at_sampler_attached(s, 3),
+			      k == 0   ? "one drifted window: still parked"
+			      : k == 1 ? "a steady window: still parked"
+				       : "drifted again, once in a row: still parked");
+	}
 	c = last(3, AT_SEL_ENTER);
 	check(n == 1 && at_sampler_attached(s, 3) && at_sampler_rate(s, 3) > 0 &&
 		  starts(c, "back to detail: latency drifted: chi2") && c->rate > 0,
-	      "40 % of calls now take 5 ms: drift brings the function back");
+	      "40 % of calls take 5 ms two windows in a row: drift brings the function back");
 	printf("#   %s\n", c ? c->reason : "-");
 	at_sampler_remove(s, 3);
 	check(!at_sampler_known(s, 3), "remove forgets the function");
