@@ -56,7 +56,7 @@ targets unit fuzz: adaptrace
 	$(MAKE) -C tests $@ LIB_SRCS="$(addprefix ../,$(LIB_SRCS))" OUT=../$(OUT)
 
 check: adaptrace
-	$(MAKE) -C tests all LIB_SRCS="$(addprefix ../,$(LIB_SRCS))" OUT=../$(OUT)
+	$(MAKE) -j$$(nproc) -C tests all LIB_SRCS="$(addprefix ../,$(LIB_SRCS))" OUT=../$(OUT)
 	tests/run.sh
 
 # The bundled demo: a request-processing workload traced from its start.

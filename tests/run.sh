@@ -4,13 +4,13 @@
 # Every "ok"/"not ok" line is one check; the last line is "N passed, N failed"
 # and the exit status is 1 if anything failed.
 #
-# Environment: FUZZ_SECONDS (10) per fuzzer, TEST_TIMEOUT (300) per
+# Environment: FUZZ_SECONDS (30) per fuzzer, TEST_TIMEOUT (300) per
 # integration script, ONLY=REGEX to run only the matching programs.
 set -u
 
 TESTS_DIR=$(cd "$(dirname "$0")" && pwd)
 BUILD=$TESTS_DIR/build
-FUZZ_SECONDS=${FUZZ_SECONDS:-10}
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 ONLY=${ONLY:-}
 PASSED=0
