@@ -1081,14 +1081,21 @@ int at_diff_write_junit(const char *path, const struct at_diff_result *r,
 			continue;
 		}
 		fputs(">\n", f);
-		if (x->verdict == AT_DV_WORSE)
+		if (x->verdict == AT_DV_WORSE) {
+			char sf[64] = "";
+
+			/* Raw figures and a change relative to the common factor differ. */
+			if (fabs(r->speed - 1) > 1e-9)
+				snprintf(sf, sizeof(sf), " against the common speed factor %.3f",
+					 r->speed);
 			fprintf(f,
 				"      <failure type=\"latency regression\" message=\"%s %s -> %s "
-				"(%s, p=%s, %s)\"/>\n",
+				"(%s%s, p=%s, %s)\"/>\n",
 				at_diff_stat_name(o->stat), at_fmt_ns(a, sizeof(a), x->base),
 				at_fmt_ns(b, sizeof(b), x->new),
-				fmt_pct(c, sizeof(c), x->change_pct), fmt_p(d, sizeof(d), x->p_adj),
-				x->test);
+				fmt_pct(c, sizeof(c), x->change_pct), sf,
+				fmt_p(d, sizeof(d), x->p_adj), x->test);
+		}
 		if (x->calls_verdict == AT_DV_WORSE)
 			fprintf(f,
 				"      <failure type=\"called more often\" message=\"calls per %s "
