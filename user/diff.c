@@ -466,6 +466,21 @@ static void add_row(struct at_diff_result *res, size_t *cap, const struct at_dif
 	res->rows[res->nrows++] = *r;
 }
 
+/* A significant change: worse or better only beyond the threshold; counted. */
+static enum at_diff_verdict verdict_of(double change_pct, double threshold_pct, size_t *worse,
+				       size_t *better)
+{
+	if (change_pct > threshold_pct) {
+		++*worse;
+		return AT_DV_WORSE;
+	}
+	if (change_pct < -threshold_pct) {
+		++*better;
+		return AT_DV_BETTER;
+	}
+	return AT_DV_SAME;
+}
+
 int at_diff_compute(const struct at_trace *base, const struct at_func_profile *bp,
 		    const struct at_trace *cur, const struct at_func_profile *cp,
 		    const struct at_diff_opts *o, struct at_diff_result *res, char *err,
@@ -580,15 +595,9 @@ int at_diff_compute(const struct at_trace *base, const struct at_func_profile *b
 		struct at_diff_row *r = &res->rows[idx[k]];
 
 		r->p_adj = adj[k];
-		if (r->p_adj >= o->alpha)
-			continue;
-		if (r->change_pct > o->threshold_pct) {
-			r->verdict = AT_DV_WORSE;
-			res->nregressed++;
-		} else if (r->change_pct < -o->threshold_pct) {
-			r->verdict = AT_DV_BETTER;
-			res->nimproved++;
-		}
+		if (r->p_adj < o->alpha)
+			r->verdict = verdict_of(r->change_pct, o->threshold_pct, &res->nregressed,
+						&res->nimproved);
 	}
 
 	/*
@@ -632,13 +641,8 @@ int at_diff_compute(const struct at_trace *base, const struct at_func_profile *b
 			continue;
 		if (!res->per_run && !(r->calls_p_adj < o->alpha))
 			continue;
-		if (r->calls_change_pct > o->threshold_pct) {
-			r->calls_verdict = AT_DV_WORSE;
-			res->nmore++;
-		} else if (r->calls_change_pct < -o->threshold_pct) {
-			r->calls_verdict = AT_DV_BETTER;
-			res->nfewer++;
-		}
+		r->calls_verdict =
+		    verdict_of(r->calls_change_pct, o->threshold_pct, &res->nmore, &res->nfewer);
 	}
 	free(p);
 	free(adj);
