@@ -821,6 +821,16 @@ static void json_num(FILE *f, double v)
 		fprintf(f, "%.6g", v);
 }
 
+/* A function's object in a JSON list: opening, name and binary. */
+static void json_row_head(FILE *f, bool *first, const struct at_diff_row *x)
+{
+	fputs(*first ? "{\"name\":" : ",{\"name\":", f);
+	*first = false;
+	at_json_str(f, x->name);
+	fputs(",\"binary\":", f);
+	at_json_str(f, x->binary);
+}
+
 static void json_latency(FILE *f, const struct at_diff_result *r, const struct at_diff_opts *o,
 			 int verdict)
 {
@@ -832,11 +842,7 @@ static void json_latency(FILE *f, const struct at_diff_result *r, const struct a
 
 		if (verdict < 0 ? !x->tested : x->verdict != verdict)
 			continue;
-		fputs(first ? "{\"name\":" : ",{\"name\":", f);
-		first = false;
-		at_json_str(f, x->name);
-		fputs(",\"binary\":", f);
-		at_json_str(f, x->binary);
+		json_row_head(f, &first, x);
 		fprintf(f, ",\"stat\":\"%s\",\"base\":%.0f,\"new\":%.0f,\"change_pct\":",
 			at_diff_stat_name(o->stat), x->base, x->new);
 		json_num(f, x->change_pct);
@@ -861,11 +867,7 @@ static void json_names(FILE *f, const struct at_diff_result *r, bool appeared)
 
 		if (!(appeared ? (x->base_id < 0 && x->new_calls) : x->new_id < 0))
 			continue;
-		fputs(first ? "{\"name\":" : ",{\"name\":", f);
-		first = false;
-		at_json_str(f, x->name);
-		fputs(",\"binary\":", f);
-		at_json_str(f, x->binary);
+		json_row_head(f, &first, x);
 		fprintf(f, ",\"calls\":%" PRIu64 "}", appeared ? x->new_calls : x->base_calls);
 	}
 	fputc(']', f);
@@ -894,11 +896,7 @@ void at_diff_print_json(FILE *f, const struct at_diff_result *r, const struct at
 
 		if (x->calls_verdict == AT_DV_SAME)
 			continue;
-		fputs(first ? "{\"name\":" : ",{\"name\":", f);
-		first = false;
-		at_json_str(f, x->name);
-		fputs(",\"binary\":", f);
-		at_json_str(f, x->binary);
+		json_row_head(f, &first, x);
 		fputs(",\"stat\":\"calls\",\"base\":", f);
 		json_num(f, x->base_norm);
 		fputs(",\"new\":", f);
