@@ -168,7 +168,7 @@ struct at_dconf {
 	__u16 str_max[AT_DETAIL_NSTR]; /* bytes to read, NUL included */
 };
 
-/* Per-function, per-CPU detail counters: events + dropped == sampled. */
+/* Per-function, per-CPU detail counters: events + dropped + no_frame == sampled. */
 struct at_dcount {
 	__u64 sampled;	/* calls the Bernoulli draw picked */
 	__u64 dropped;	/* picked, but the ring-buffer reservation failed */

@@ -441,10 +441,13 @@ void at_detail_stats(struct at_detail *d, uint32_t id, struct at_detail_stats *o
 		return;
 	out->ncpus = (uint32_t)d->ncpus;
 	out->dropped_cpu = at_xcalloc((size_t)d->ncpus, sizeof(uint64_t));
+	/* A call with no free frame is lost like one with a full ring. */
 	for (int c = 0; c < d->ncpus; c++) {
+		uint64_t lost = d->cnt[c].dropped + d->cnt[c].no_frame;
+
 		out->sampled += d->cnt[c].sampled;
-		out->dropped += d->cnt[c].dropped;
-		out->dropped_cpu[c] = d->cnt[c].dropped;
+		out->dropped += lost;
+		out->dropped_cpu[c] = lost;
 	}
 }
 

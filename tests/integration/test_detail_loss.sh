@@ -2,7 +2,8 @@
 # Detail events: a burst that overflows a deliberately tiny ring buffer
 # counts the lost events (per function and per CPU), and every sampled
 # call is either an event in the file or a drop: events + dropped ==
-# sampled == calls at rate 1. Also --detail on a function attaches without
+# sampled == calls at rate 1. Calls nested deeper than the frames for calls
+# in flight count as dropped too. Also --detail on a function attaches without
 # disturbing its exact coarse count, and no link is left behind. Both with
 # the uprobe session link and with the uprobe + uretprobe fallback.
 # shellcheck source=tests/lib.sh
@@ -45,5 +46,16 @@ for mode in session fallback perf-links; do
 		'Dropped detail events of tick per CPU: (cpu[0-9]+=[0-9]+ ?)+$'
 	expect_match "$mode: the table has detail columns" "$(cat "$WORK/$mode.txt")" \
 		"^tick +$N .* $ev +$dr +1\.0000$"
+
+	# 21 calls in flight: the first 16 get a frame, the 5 below are lost.
+	at_run "$WORK/$mode-deep" record -q -o "$WORK/$mode-deep.data" --select none \
+		--detail nest --detail-rate 1 -- "$STR" deep 20
+	expect_eq "$mode: deep: record exits 0" "$RC" 0
+	report_json "$WORK/$mode-deep.data" "$WORK/$mode-deep.json" || continue
+	j=$WORK/$mode-deep.json
+	expect_eq "$mode: deep: coarse calls of nest exact" "$(fn "$j" nest calls)" 21
+	expect_eq "$mode: deep: calls beyond the frames are dropped" \
+		"$(jq -c '.functions[] | select(.name == "nest") | [.detail.events, .detail.dropped, .detail.sampled]' "$j")" \
+		'[16,5,21]'
 done
 expect_eq "no detail link left behind" "$(detail_links)" 0

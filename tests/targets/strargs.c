@@ -4,7 +4,8 @@
  *   greet("alice", 7), greet("bob", -3), greet(<300 x 'x'>, 42)
  *   pair("0123456789abcdefXYZ", "", 4000000000u)
  *   burst N: tick(i) for i in 0..N-1, as fast as possible (ring-buffer loss)
- * Usage: strargs [burst N]
+ *   deep N: nest(N) recursing to nest(0), N + 1 calls in flight at once
+ * Usage: strargs [burst N | deep N]
  */
 #include "common.h"
 
@@ -28,10 +29,22 @@ TRACED long tick(long i)
 	return i;
 }
 
+TRACED long nest(long d)
+{
+	OPAQUE();
+	return d > 0 ? nest(d - 1) + 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static char longname[301];
 
+	if (argc > 2 && !strcmp(argv[1], "deep")) {
+		long n = atol(argv[2]);
+
+		printf("depth=%ld\n", nest(n));
+		return 0;
+	}
 	if (argc > 2 && !strcmp(argv[1], "burst")) {
 		long n = atol(argv[2]);
 
