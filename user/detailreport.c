@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "escape.h"
 #include "detailreport.h"
 #include "util.h"
 
@@ -13,27 +14,16 @@ const struct at_detail_stats *at_detail_stats_of(const struct at_trace *t, uint3
 	return NULL;
 }
 
-/* A string argument for the table: C-escaped, quoted, "..." when cut. */
+/* A string argument for the table: escaped, quoted, "..." when cut. */
 static void text_str(FILE *f, const struct at_arg *a)
 {
 	if (!a->str) {
 		fprintf(f, "<unreadable 0x%" PRIx64 ">", a->v);
 		return;
 	}
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)a->str; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", f);
-		else if (*p == '\t')
-			fputs("\\t", f);
-		else if (*p < 0x20 || *p >= 0x7f)
-			fprintf(f, "\\x%02x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputs(a->truncated ? "\"..." : "\"", f);
+	at_esc_text(f, a->str, 1);
+	if (a->truncated)
+		fputs("...", f);
 }
 
 static void text_arg(FILE *f, const struct at_arg *a)
@@ -63,13 +53,13 @@ static void json_arg(FILE *f, const struct at_arg *a)
 		break;
 	case AT_ARG_STR:
 		if (a->str)
-			at_json_str(f, a->str);
+			at_esc_json(f, a->str);
 		else
 			fputs("null", f);
 		break;
 	case AT_ARG_PTR:
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, a->v);
-		at_json_str(f, buf);
+		at_esc_json(f, buf);
 		break;
 	default: /* raw registers and unsigned */
 		fprintf(f, "%" PRIu64, a->v);
@@ -79,7 +69,7 @@ static void json_arg(FILE *f, const struct at_arg *a)
 void at_report_events(FILE *f, const struct at_trace *t, const char *glob, bool json)
 {
 	size_t shown = 0;
-	char d[32];
+	char d[32], shown_name[25];
 
 	if (!json)
 		fprintf(f, "%-24s %8s %8s %4s %14s %10s %20s  %s\n", "FUNCTION", "PID", "TID",
@@ -94,7 +84,7 @@ void at_report_events(FILE *f, const struct at_trace *t, const char *glob, bool 
 		shown++;
 		if (json) {
 			fputs("{\"function\":", f);
-			at_json_str(f, name);
+			at_esc_json(f, name);
 			fprintf(f,
 				",\"pid\":%u,\"tid\":%u,\"cpu\":%u,\"ts_ns\":%" PRIu64
 				",\"duration_ns\":%" PRIu64 ",\"args\":[",
@@ -113,8 +103,9 @@ void at_report_events(FILE *f, const struct at_trace *t, const char *glob, bool 
 			fputs("]}\n", f);
 			continue;
 		}
-		fprintf(f, "%-24.24s %8u %8u %4u %13.6fs %10s %20" PRId64 "  (", name, e->pid,
-			e->tid, e->cpu, (double)e->ts_ns / 1e9,
+		fprintf(f, "%-24s %8u %8u %4u %13.6fs %10s %20" PRId64 "  (",
+			at_esc_text_buf(shown_name, sizeof(shown_name), name), e->pid, e->tid,
+			e->cpu, (double)e->ts_ns / 1e9,
 			at_fmt_ns(d, sizeof(d), (double)e->duration_ns), e->ret);
 		for (uint32_t a = 0; a < e->nargs; a++) {
 			if (a)
@@ -142,6 +133,8 @@ static const char *what_name(uint32_t w)
 
 void at_report_selection(FILE *f, const struct at_trace *t, bool json)
 {
+	char shown_name[25];
+
 	if (!json)
 		fprintf(f, "%11s  %-24s %-6s %8s  %s\n", "TIME", "FUNCTION", "CHANGE", "RATE",
 			"REASON");
@@ -151,16 +144,19 @@ void at_report_selection(FILE *f, const struct at_trace *t, bool json)
 
 		if (json) {
 			fprintf(f, "{\"ts_ns\":%" PRIu64 ",\"function\":", s->ts_ns);
-			at_json_str(f, name);
+			at_esc_json(f, name);
 			fprintf(f,
 				",\"change\":\"%s\",\"rate\":%.6g,\"reason\":", what_name(s->what),
 				s->rate);
-			at_json_str(f, s->reason ? s->reason : "");
+			at_esc_json(f, s->reason ? s->reason : "");
 			fputs("}\n", f);
 			continue;
 		}
-		fprintf(f, "%10.3fs  %-24.24s %-6s %8.4f  %s\n", (double)s->ts_ns / 1e9, name,
-			what_name(s->what), s->rate, s->reason ? s->reason : "");
+		fprintf(f, "%10.3fs  %-24s %-6s %8.4f  ", (double)s->ts_ns / 1e9,
+			at_esc_text_buf(shown_name, sizeof(shown_name), name), what_name(s->what),
+			s->rate);
+		at_esc_text(f, s->reason, 0);
+		fputc('\n', f);
 	}
 	if (!json) {
 		size_t enters = 0, leaves = 0, rates = 0;
@@ -183,7 +179,9 @@ void at_report_drops(FILE *f, const struct at_trace *t)
 
 		if (!d->dropped || d->id >= t->nsyms)
 			continue;
-		fprintf(f, "Dropped detail events of %s per CPU:", t->syms[d->id].name);
+		fputs("Dropped detail events of ", f);
+		at_esc_text(f, t->syms[d->id].name, 0);
+		fputs(" per CPU:", f);
 		for (uint32_t c = 0; c < d->ncpus; c++)
 			if (d->dropped_cpu[c])
 				fprintf(f, " cpu%u=%" PRIu64, c, d->dropped_cpu[c]);

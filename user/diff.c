@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "diff.h"
-#include "export.h"
 #include "report.h"
 #include "util.h"
 
@@ -729,7 +729,7 @@ static char *fmt_calls(char *buf, size_t len, double v, bool per_run)
 static void table_latency(FILE *f, const struct at_diff_result *r, const struct at_diff_opts *o,
 			  int verdict, const char *title, size_t count)
 {
-	char a[32], b[32], c[32], d[32];
+	char a[32], b[32], c[32], d[32], name[512], bin[512];
 
 	fprintf(f, "\n%s (%zu)\n", title, count);
 	if (!count)
@@ -741,7 +741,9 @@ static void table_latency(FILE *f, const struct at_diff_result *r, const struct 
 
 		if (verdict < 0 ? !x->tested : x->verdict != verdict)
 			continue;
-		fprintf(f, "  %-40s %-16s %10s %10s %8s %9s %s\n", x->name, x->binary,
+		fprintf(f, "  %-40s %-16s %10s %10s %8s %9s %s\n",
+			at_esc_text_buf(name, sizeof(name), x->name),
+			at_esc_text_buf(bin, sizeof(bin), x->binary),
 			at_fmt_ns(a, sizeof(a), x->base), at_fmt_ns(b, sizeof(b), x->new),
 			fmt_pct(c, sizeof(c), x->change_pct), fmt_p(d, sizeof(d), x->p_adj),
 			x->test);
@@ -758,7 +760,8 @@ static void list_names(FILE *f, const struct at_diff_result *r, bool appeared, s
 		const struct at_diff_row *x = &r->rows[k];
 
 		if (appeared ? (x->base_id < 0 && x->new_calls) : x->new_id < 0) {
-			fprintf(f, " %s", x->name);
+			fputc(' ', f);
+			at_esc_text(f, x->name, 0);
 			shown++;
 		}
 	}
@@ -770,7 +773,7 @@ static void list_names(FILE *f, const struct at_diff_result *r, bool appeared, s
 void at_diff_print_table(FILE *f, const struct at_diff_result *r, const struct at_diff_opts *o,
 			 const char *base_path, const char *new_path)
 {
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[32], name[512], bin[512];
 
 	fprintf(f,
 		"adaptrace diff %s -> %s: %s, threshold %g%%, alpha %g (Holm over %zu "
@@ -793,7 +796,9 @@ void at_diff_print_table(FILE *f, const struct at_diff_result *r, const struct a
 
 		if (x->calls_verdict == AT_DV_SAME)
 			continue;
-		fprintf(f, "  %-40s %-16s %10s %10s %8s\n", x->name, x->binary,
+		fprintf(f, "  %-40s %-16s %10s %10s %8s\n",
+			at_esc_text_buf(name, sizeof(name), x->name),
+			at_esc_text_buf(bin, sizeof(bin), x->binary),
 			fmt_calls(a, sizeof(a), x->base_norm, r->per_run),
 			fmt_calls(b, sizeof(b), x->new_norm, r->per_run),
 			fmt_pct(c, sizeof(c), x->calls_change_pct));
@@ -826,9 +831,9 @@ static void json_row_head(FILE *f, bool *first, const struct at_diff_row *x)
 {
 	fputs(*first ? "{\"name\":" : ",{\"name\":", f);
 	*first = false;
-	at_json_str(f, x->name);
+	at_esc_json(f, x->name);
 	fputs(",\"binary\":", f);
-	at_json_str(f, x->binary);
+	at_esc_json(f, x->binary);
 }
 
 static void json_latency(FILE *f, const struct at_diff_result *r, const struct at_diff_opts *o,
@@ -879,9 +884,9 @@ void at_diff_print_json(FILE *f, const struct at_diff_result *r, const struct at
 	bool first = true;
 
 	fputs("{\"base\":", f);
-	at_json_str(f, base_path);
+	at_esc_json(f, base_path);
 	fputs(",\"new\":", f);
-	at_json_str(f, new_path);
+	at_esc_json(f, new_path);
 	fprintf(f,
 		",\"stat\":\"%s\",\"threshold_pct\":%g,\"alpha\":%g,\"correction\":\"holm\","
 		"\"calls_per\":\"%s\",\"speed_factor\":%.6g,\"regressed\":%s,\"regressions\":",
@@ -917,21 +922,6 @@ void at_diff_print_json(FILE *f, const struct at_diff_result *r, const struct at
 		json_latency(f, r, o, -1);
 	}
 	fprintf(f, ",\"compared\":%zu}\n", r->compared);
-}
-
-/* Inside a markdown table cell: no pipes, no backticks breaking the code span. */
-static void md_code(FILE *f, const char *s)
-{
-	fputc('`', f);
-	for (; *s; s++) {
-		if (*s == '|')
-			fputs("\\|", f);
-		else if (*s == '`' || *s == '\n' || *s == '\r')
-			fputc('\'', f);
-		else
-			fputc(*s, f);
-	}
-	fputc('`', f);
 }
 
 void at_diff_print_markdown(FILE *f, const struct at_diff_result *r, const struct at_diff_opts *o,
@@ -973,8 +963,10 @@ void at_diff_print_markdown(FILE *f, const struct at_diff_result *r, const struc
 			if ((lat ? x->verdict : x->calls_verdict) != want)
 				continue;
 			fprintf(f, "| %s | ", what[pass]);
-			md_code(f, x->name);
-			fprintf(f, " | %s | ", x->binary);
+			at_esc_md(f, x->name);
+			fputs(" | ", f);
+			at_esc_md(f, x->binary);
+			fputs(" | ", f);
 			if (lat)
 				fprintf(f, "%s | %s | %s | %s | %s |\n", st,
 					at_fmt_ns(a, sizeof(a), x->base),
@@ -993,46 +985,6 @@ names:
 	if (r->nappeared || r->nvanished)
 		fprintf(f, "\n%zu function%s appeared, %zu vanished.\n", r->nappeared,
 			r->nappeared == 1 ? "" : "s", r->nvanished);
-}
-
-static const char *xml_entity(unsigned char ch)
-{
-	switch (ch) {
-	case '<':
-		return "&lt;";
-	case '>':
-		return "&gt;";
-	case '&':
-		return "&amp;";
-	case '"':
-		return "&quot;";
-	case '\'':
-		return "&apos;";
-	}
-	return NULL;
-}
-
-/*
- * Attribute text: entities escaped; bytes that are not UTF-8 and the control
- * characters XML 1.0 forbids (even escaped) become '?', or the file is void.
- */
-static void xml_str(FILE *f, const char *s)
-{
-	while (*s) {
-		unsigned char ch = (unsigned char)*s;
-		int n = at_utf8_len((const unsigned char *)s);
-
-		if (n > 1) {
-			fwrite(s, 1, (size_t)n, f);
-			s += n;
-			continue;
-		}
-		if (xml_entity(ch))
-			fputs(xml_entity(ch), f);
-		else
-			fputc(!n || (ch < 0x20 && ch != '\t' && ch != '\n') ? '?' : ch, f);
-		s++;
-	}
 }
 
 int at_diff_write_junit(const char *path, const struct at_diff_result *r,
@@ -1074,9 +1026,9 @@ int at_diff_write_junit(const char *path, const struct at_diff_result *r,
 		if (x->base_id < 0 || x->new_id < 0)
 			continue;
 		fputs("    <testcase classname=\"adaptrace.", f);
-		xml_str(f, x->binary);
+		at_esc_xml(f, x->binary);
 		fputs("\" name=\"", f);
-		xml_str(f, x->name);
+		at_esc_xml(f, x->name);
 		fputs("\" time=\"0\"", f);
 		if (x->verdict != AT_DV_WORSE && x->calls_verdict != AT_DV_WORSE) {
 			fputs("/>\n", f);

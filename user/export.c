@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "export.h"
 #include "report.h"
 #include "util.h"
@@ -34,63 +35,6 @@ static const char *sym_binary(const struct at_trace *t, uint32_t id)
 	return base_name(t->bins[t->syms[id].binary].path);
 }
 
-int at_utf8_len(const unsigned char *p)
-{
-	int n;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (int i = 1; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	/* Overlong forms, surrogates, beyond U+10FFFF. */
-	if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) ||
-	    (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
-		return 0;
-	return n;
-}
-
-void at_export_json_str(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-
-	fputc('"', f);
-	while (*p) {
-		int n = at_utf8_len(p);
-
-		if (!n) {
-			fputs("\\ufffd", f);
-			p++;
-			continue;
-		}
-		if (n > 1) {
-			fwrite(p, 1, (size_t)n, f);
-			p += n;
-			continue;
-		}
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", f);
-		else if (*p == '\t')
-			fputs("\\t", f);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-		p++;
-	}
-	fputc('"', f);
-}
-
 /* ---- Chrome trace events ---- */
 
 static void chrome_arg(FILE *f, const struct at_arg *a)
@@ -104,7 +48,7 @@ static void chrome_arg(FILE *f, const struct at_arg *a)
 		break;
 	case AT_ARG_STR:
 		if (a->str)
-			at_export_json_str(f, a->str);
+			at_esc_json(f, a->str);
 		else
 			fputs("null", f);
 		break;
@@ -131,13 +75,13 @@ int at_export_chrome(FILE *f, const struct at_trace *t)
 	bool first = true;
 
 	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"adaptrace\",\"target\":", f);
-	at_export_json_str(f, target ? target : "");
+	at_esc_json(f, target ? target : "");
 	fputs("},\"traceEvents\":[\n", f);
 	fprintf(f,
 		"{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,\"ts\":0,"
 		"\"args\":{\"name\":",
 		cpid);
-	at_export_json_str(f, target ? target : "adaptrace");
+	at_esc_json(f, target ? target : "adaptrace");
 	fputs("}}", f);
 	first = false;
 	for (size_t i = 0; i < t->nevents; i++) {
@@ -147,9 +91,9 @@ int at_export_chrome(FILE *f, const struct at_trace *t)
 		fputs(first ? "" : ",\n", f);
 		first = false;
 		fputs("{\"name\":", f);
-		at_export_json_str(f, sym_name(t, e->id));
+		at_esc_json(f, sym_name(t, e->id));
 		fputs(",\"cat\":", f);
-		at_export_json_str(f, sym_binary(t, e->id));
+		at_esc_json(f, sym_binary(t, e->id));
 		fprintf(f,
 			",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%u,\"tid\":%u,\"args\":{",
 			(double)e->ts_ns / 1e3, (double)e->duration_ns / 1e3, e->pid, e->tid);
@@ -175,7 +119,7 @@ int at_export_chrome(FILE *f, const struct at_trace *t)
 				continue;
 			snprintf(name, sizeof(name), "calls/s %s", sym_name(t, e->id));
 			fputs(",\n{\"name\":", f);
-			at_export_json_str(f, name);
+			at_esc_json(f, name);
 			fprintf(f,
 				",\"ph\":\"C\",\"ts\":%.3f,\"pid\":%u,\"tid\":0,\"args\":{\"calls/"
 				"s\":%.3f}}",
@@ -188,22 +132,6 @@ int at_export_chrome(FILE *f, const struct at_trace *t)
 }
 
 /* ---- CSV ---- */
-
-/* RFC 4180: quote fields holding a comma, quote or line break. */
-static void csv_str(FILE *f, const char *s)
-{
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
 
 int at_export_csv(FILE *f, const struct at_trace *t)
 {
@@ -228,9 +156,9 @@ int at_export_csv(FILE *f, const struct at_trace *t)
 				q[2] = at_entry_quantile(e, 0.99);
 			}
 			fprintf(f, "%" PRIu64 ",%" PRIu64 ",", win->start_ns, win->end_ns);
-			csv_str(f, sym_binary(t, e->id));
+			at_esc_csv(f, sym_binary(t, e->id));
 			fputc(',', f);
-			csv_str(f, sym_name(t, e->id));
+			at_esc_csv(f, sym_name(t, e->id));
 			fprintf(f,
 				",%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 				",%.0f,%.0f,%.0f,%.0f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
@@ -246,29 +174,14 @@ int at_export_csv(FILE *f, const struct at_trace *t)
 
 /* ---- OpenMetrics ---- */
 
-/* Label values escape backslash, double quote and line feed. */
-static void om_label(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
-			fprintf(f, "\\%c", *s);
-		else if (*s == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 /* A sample's name and labels, without the closing brace. */
 static void om_labels(FILE *f, const char *metric, const struct at_trace *t, uint32_t id)
 {
 	fputs(metric, f);
 	fputs("{binary=", f);
-	om_label(f, sym_binary(t, id));
+	at_esc_om_label(f, sym_binary(t, id));
 	fputs(",function=", f);
-	om_label(f, sym_name(t, id));
+	at_esc_om_label(f, sym_name(t, id));
 }
 
 /*

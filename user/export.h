@@ -24,11 +24,6 @@ int at_export_openmetrics(FILE *f, const struct at_trace *t, const struct at_fun
 int at_export_openmetrics_file(const char *path, const struct at_trace *t,
 			       const struct at_func_profile *p);
 
-/* Length of the valid UTF-8 sequence at p (1-4; 1 for ASCII), or 0. */
-int at_utf8_len(const unsigned char *p);
-/* A JSON string literal that stays valid for any bytes (bad UTF-8 -> U+FFFD). */
-void at_export_json_str(FILE *f, const char *s);
-
 int cmd_export(int argc, char **argv);
 
 #endif

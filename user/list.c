@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "symbols.h"
 #include "target.h"
 #include "placement.h"
@@ -86,16 +87,16 @@ static void print_json_bin(const struct at_target_bin *b, FILE *out)
 	size_t i;
 
 	fputs("{\"path\":", out);
-	at_json_str(out, b->display_path);
+	at_esc_json(out, b->display_path);
 	fprintf(out, ",\"main\":%s,\"build_id\":", b->is_main ? "true" : "false");
-	at_json_str(out, b->elf.build_id);
+	at_esc_json(out, b->elf.build_id);
 	fprintf(out, ",\"pie\":%s,\"symbols\":\"%s\",\"functions\":[",
 		b->elf.pie ? "true" : "false", b->elf.from_dynsym ? "dynsym" : "symtab");
 	for (i = 0; i < b->nsel; i++) {
 		const struct at_elf_func *f = &b->elf.funcs[b->sel[i]];
 
 		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
-		at_json_str(out, f->name);
+		at_esc_json(out, f->name);
 		fprintf(out,
 			",\"address\":%lu,\"offset\":%lu,\"size\":%lu,\"entry\":\"%s\","
 			"\"site\":%lu,\"args_site\":%lu,\"site_reason\":\"%s\"",
@@ -162,9 +163,15 @@ static void print_plain(const struct at_target *t, FILE *out)
 				snprintf(why, sizeof(why), "%s", at_site_why_str(f->site_why));
 			fprintf(out, "0x%016lx %8lu  %-5s %-11s  %-25s  ", (unsigned long)f->addr,
 				(unsigned long)f->size, site, at_entry_kind_str(f->entry), why);
-			if (multi)
-				fprintf(out, "%-*s  ", (int)width, base_name(b->display_path));
-			fprintf(out, "%s\n", f->name);
+			if (multi) {
+				char bin[256];
+
+				fprintf(
+				    out, "%-*s  ", (int)width,
+				    at_esc_text_buf(bin, sizeof(bin), base_name(b->display_path)));
+			}
+			at_esc_text(out, f->name, 0);
+			fputc('\n', out);
 		}
 	}
 	fflush(out);
@@ -331,9 +338,9 @@ static void usdt_json_probe(FILE *out, const struct at_usdt_set *s, size_t i, si
 	const struct at_usdt_probe *p = &s->p[i];
 
 	fputs("{\"provider\":", out);
-	at_json_str(out, p->provider);
+	at_esc_json(out, p->provider);
 	fputs(",\"name\":", out);
-	at_json_str(out, p->name);
+	at_esc_json(out, p->name);
 	fprintf(out, ",\"semaphore\":%s,\"semaphore_offset\":%lu,\"args\":[",
 		p->sema ? "true" : "false", (unsigned long)p->sema_offset);
 	if (p->args_ok) {
@@ -343,7 +350,7 @@ static void usdt_json_probe(FILE *out, const struct at_usdt_set *s, size_t i, si
 		for (uint32_t a = 0; a < p->nargs; a++) {
 			t = next_spec(t, spec, sizeof(spec));
 			fputs(a ? ",{\"spec\":" : "{\"spec\":", out);
-			at_json_str(out, spec);
+			at_esc_json(out, spec);
 			fprintf(out, ",\"type\":\"%s\"}", at_usdt_arg_type(&p->args[a]));
 		}
 	}
@@ -359,26 +366,31 @@ static void usdt_plain_probe(FILE *out, const struct at_usdt_set *s, size_t i, s
 			     const char *bin)
 {
 	const struct at_usdt_probe *p = &s->p[i];
-	char full[512], sema[32] = "-";
+	char full[512], shown[512], sema[32] = "-";
 
 	snprintf(full, sizeof(full), "%s:%s", p->provider, p->name);
 	if (p->sema)
 		snprintf(sema, sizeof(sema), "0x%lx", (unsigned long)p->sema_offset);
-	fprintf(out, "%-36s %4zu  %-10s  ", full, end - i, sema);
-	if (bin)
-		fprintf(out, "%s  ", bin);
-	if (!p->args_ok)
-		fprintf(out, "%s (unparsed)\n", p->args_text);
-	else if (!p->nargs)
+	fprintf(out, "%-36s %4zu  %-10s  ", at_esc_text_buf(shown, sizeof(shown), full), end - i,
+		sema);
+	if (bin) {
+		at_esc_text(out, bin, 0);
+		fputs("  ", out);
+	}
+	if (!p->args_ok) {
+		at_esc_text(out, p->args_text, 0);
+		fputs(" (unparsed)\n", out);
+	} else if (!p->nargs) {
 		fputs("(none)\n", out);
-	else {
+	} else {
 		const char *t = p->args_text;
 		char spec[128];
 
 		for (uint32_t a = 0; a < p->nargs; a++) {
 			t = next_spec(t, spec, sizeof(spec));
-			fprintf(out, "%sarg%u:%s=%s", a ? " " : "", a + 1,
-				at_usdt_arg_type(&p->args[a]), spec);
+			fprintf(out, "%sarg%u:%s=", a ? " " : "", a + 1,
+				at_usdt_arg_type(&p->args[a]));
+			at_esc_text(out, spec, 0);
 		}
 		fputs(attachable(s, i, end) ? "\n" : "  (libbpf cannot decode: not attachable)\n",
 		      out);
@@ -419,7 +431,7 @@ static int list_usdt(struct at_target_opts *o, bool json)
 		nbins_notes += s.n > 0;
 		if (json) {
 			fputs(b ? ",\n{\"path\":" : "{\"path\":", stdout);
-			at_json_str(stdout, tb->display_path);
+			at_esc_json(stdout, tb->display_path);
 			fprintf(stdout, ",\"main\":%s,\"probes\":[",
 				tb->is_main ? "true" : "false");
 		}

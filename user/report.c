@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "detailreport.h"
 #include "report.h"
 #include "usdt_rec.h"
@@ -130,10 +131,10 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 						     "abandoned_frames", "no_storage"};
 
 	fputs("{\"target\":", f);
-	at_json_str(f, target ? target : "");
+	at_esc_json(f, target ? target : "");
 	if (at_trace_get(t, "detail_link")) {
 		fputs(",\"detail_link\":", f);
-		at_json_str(f, at_trace_get(t, "detail_link"));
+		at_esc_json(f, at_trace_get(t, "detail_link"));
 	}
 	fprintf(f, ",\"duration_ns\":%" PRIu64 ",\"complete\":%s,\"functions\":[", ps->duration_ns,
 		t->has_end ? "true" : "false");
@@ -142,9 +143,9 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 		const struct at_detail_stats *ds = at_detail_stats_of(t, rows[i].id);
 
 		fputs(i ? ",{\"name\":" : "{\"name\":", f);
-		at_json_str(f, t->syms[rows[i].id].name);
+		at_esc_json(f, t->syms[rows[i].id].name);
 		fputs(",\"binary\":", f);
-		at_json_str(f, binary_of(t, rows[i].id));
+		at_esc_json(f, binary_of(t, rows[i].id));
 		fprintf(f,
 			",\"calls\":%" PRIu64 ",\"returns\":%" PRIu64 ",\"total_ns\":%" PRIu64
 			",\"self_ns\":%" PRIu64 ",\"mean_ns\":%.0f,\"p50_ns\":%.0f,\"p90_ns\":%.0f"
@@ -188,8 +189,11 @@ static void print_hist(FILE *f, const struct at_trace *t, const struct row *r)
 	uint64_t pows[AT_HIST_MAX_POW + 1] = {0}, peak = 0;
 	int first = -1, last = -1;
 
-	fprintf(f, "\n%s (%s): %" PRIu64 " timed calls\n", t->syms[r->id].name,
-		base_name(binary_of(t, r->id)), r->p->c.returns);
+	fputc('\n', f);
+	at_esc_text(f, t->syms[r->id].name, 0);
+	fputs(" (", f);
+	at_esc_text(f, base_name(binary_of(t, r->id)), 0);
+	fprintf(f, "): %" PRIu64 " timed calls\n", r->p->c.returns);
 	for (int b = 0; b < AT_HIST_BUCKETS; b++) {
 		if (!h[b])
 			continue;
@@ -253,7 +257,7 @@ static void print_table(FILE *f, const struct at_profile_set *ps, struct row *ro
 	for (size_t i = 0; i < shown; i++) {
 		const struct row *r = &rows[i];
 		const struct at_counts *c = &r->p->c;
-		char name[256];
+		char name[256], shown_name[256];
 
 		if (t->nbins > 1)
 			snprintf(name, sizeof(name), "%s [%s]", t->syms[r->id].name,
@@ -261,7 +265,10 @@ static void print_table(FILE *f, const struct at_profile_set *ps, struct row *ro
 		else
 			snprintf(name, sizeof(name), "%s", t->syms[r->id].name);
 		fprintf(
-		    f, "%-*.*s %11s %9s %9s %9s %9s %9s %9s %9s %8s", w, w, name,
+		    f, "%-*s %11s %9s %9s %9s %9s %9s %9s %9s %8s", w,
+		    at_esc_text_buf(
+			shown_name,
+			(size_t)w < sizeof(shown_name) ? (size_t)w + 1 : sizeof(shown_name), name),
 		    exact(b[0], sizeof(b[0]), c->calls),
 		    at_fmt_ns(b[1], sizeof(b[1]), (double)c->total_ns),
 		    at_fmt_ns(b[2], sizeof(b[2]), (double)c->self_ns),
@@ -304,10 +311,15 @@ static void print_footer(FILE *f, const struct at_profile_set *ps, size_t n)
 				g[AT_DIAG_ABANDONED], g[AT_DIAG_STACK_OVERFLOW], AT_MAX_DEPTH,
 				g[AT_DIAG_UNMATCHED_RET], g[AT_DIAG_NO_STORAGE]);
 		if (t->end.dropped_events)
-			fprintf(f, " Detail events dropped (ring buffer full): %" PRIu64 ".",
-				t->end.dropped_events);
-		if (t->end.reason && *t->end.reason)
-			fprintf(f, " Stopped: %s.", t->end.reason);
+			fprintf(f,
+				" Detail events dropped (ring buffer full, or more than %d sampled "
+				"calls in flight on a thread): %" PRIu64 ".",
+				AT_DETAIL_DEPTH, t->end.dropped_events);
+		if (t->end.reason && *t->end.reason) {
+			fputs(" Stopped: ", f);
+			at_esc_text(f, t->end.reason, 0);
+			fputc('.', f);
+		}
 	} else {
 		fputs(" The recording did not end cleanly: figures up to its last complete "
 		      "interval.",

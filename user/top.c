@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "escape.h"
 #include "record.h"
 #include "util.h"
 
@@ -140,7 +141,7 @@ static bool on_window(void *ctx, const struct at_profile_set *ps, const struct a
 	struct winsize ws = {0};
 	size_t n = 0;
 	bool quit = read_keys(t);
-	char a[32], b[32];
+	char a[32], b[32], line[4096];
 
 	t->tick++;
 	for (uint32_t i = 0; i < w->n; i++)
@@ -170,14 +171,14 @@ static bool on_window(void *ctx, const struct at_profile_set *ps, const struct a
 	else
 		putchar('\n');
 	printf("adaptrace top - %.*s\n", t->tty && ws.ws_col > 20 ? ws.ws_col - 16 : 4096,
-	       at_trace_get(tr, "target") ? at_trace_get(tr, "target") : "");
+	       at_esc_text_buf(line, sizeof(line), at_trace_get(tr, "target")));
 	printf("interval %lu (%.2fs), %zu functions called, sort: %s%s\n", t->tick, secs, n,
 	       sort_names[t->sort], t->tty ? "  keys: s c 5 9 n, q quits" : "");
 	printf("%-40s %12s %10s %10s %7s\n", "FUNCTION", "CALLS/S", "P50", "P99", "SHARE");
 	for (size_t i = 0; i < n && (int)i < shown; i++)
-		printf("%-40.40s %12.1f %10s %10s %6.1f%%\n", rows[i].name, rows[i].rate,
-		       at_fmt_ns(a, sizeof(a), rows[i].p50), at_fmt_ns(b, sizeof(b), rows[i].p99),
-		       rows[i].share);
+		printf("%-40s %12.1f %10s %10s %6.1f%%\n", at_esc_text_buf(line, 41, rows[i].name),
+		       rows[i].rate, at_fmt_ns(a, sizeof(a), rows[i].p50),
+		       at_fmt_ns(b, sizeof(b), rows[i].p99), rows[i].share);
 	fflush(stdout);
 	free(rows);
 	return quit;

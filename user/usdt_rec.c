@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 #include <bpf/libbpf_version.h>
 
+#include "escape.h"
 #include "adaptrace.h"
 #include "usdt.h"
 #include "usdt.skel.h"
@@ -610,11 +611,11 @@ void at_usdt_report_json(FILE *f, const struct at_profile_set *ps)
 			continue;
 		fputs(first ? "{\"provider\":" : ",{\"provider\":", f);
 		first = false;
-		at_json_str(f, s->provider ? s->provider : "");
+		at_esc_json(f, s->provider ? s->provider : "");
 		fputs(",\"name\":", f);
-		at_json_str(f, s->probe ? s->probe : s->name);
+		at_esc_json(f, s->probe ? s->probe : s->name);
 		fputs(",\"row\":", f);
-		at_json_str(f, s->name);
+		at_esc_json(f, s->name);
 		fprintf(f, ",\"kind\":\"%s\",\"calls\":%" PRIu64 ",\"returns\":%" PRIu64,
 			kind_str(s->kind), c->calls, c->returns);
 		if (s->kind == AT_SYM_USDT_KEY) {
@@ -625,7 +626,7 @@ void at_usdt_report_json(FILE *f, const struct at_profile_set *ps)
 				if (k)
 					fputc(',', f);
 				if (a->type == AT_ARG_STR && a->str)
-					at_json_str(f, a->str);
+					at_esc_json(f, a->str);
 				else if (a->type == AT_ARG_STR)
 					fputs("null", f);
 				else if (a->type == AT_ARG_INT)

@@ -6,12 +6,17 @@
 #include <string.h>
 #include <time.h>
 
+#include "escape.h"
 #include "util.h"
 
+/* Messages quote names and paths from the target: escaped, one line each. */
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
+	char msg[4096];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	fprintf(stderr, "adaptrace: %s", prefix);
-	vfprintf(stderr, fmt, ap);
+	at_esc_text(stderr, msg, 0);
 	fputc('\n', stderr);
 }
 
@@ -80,39 +85,6 @@ char *at_xstrdup(const char *s)
 bool at_glob_match(const char *pattern, const char *s)
 {
 	return fnmatch(pattern, s, 0) == 0;
-}
-
-void at_json_str(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-
-	fputc('"', f);
-	for (; *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		default:
-			/* Control bytes and DEL escaped; other bytes pass as they are. */
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
-		}
-	}
-	fputc('"', f);
 }
 
 static uint64_t clock_ns(clockid_t id)

@@ -32,9 +32,6 @@ char *at_xstrdup(const char *s);
 /* Shell-style glob (fnmatch). */
 bool at_glob_match(const char *pattern, const char *s);
 
-/* Write s as a JSON string literal, quotes included. */
-void at_json_str(FILE *f, const char *s);
-
 /* CLOCK_MONOTONIC and CLOCK_REALTIME in ns. */
 uint64_t at_now_ns(void);
 uint64_t at_wall_ns(void);

@@ -108,7 +108,7 @@ n = len(cells(rows[0]))
 assert all(len(cells(r)) == n for r in rows), "ragged table"
 assert all(re.fullmatch(r"-+:?|:?-+:?", c.strip()) for c in cells(rows[1])), "no delimiter row"
 body = rows[2:]
-assert len(body) == 1 and "`f17`" in body[0] and "regression" in body[0], body
+assert len(body) == 1 and cells(body[0])[1].strip() == "f17" and "regression" in body[0], body
 EOF
 	ok "--markdown is a GFM table (header, delimiter, one row for f17)"
 else
