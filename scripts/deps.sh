@@ -3,7 +3,7 @@
 set -eu
 PKGS="make gcc g++ clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libcapstone-dev
 libclang-rt-14-dev jq python3 python3.11 systemtap-sdt-dev util-linux binutils redis-server
-redis-tools prometheus tmux libxml2-utils cmark-gfm"
+redis-tools prometheus tmux libxml2-utils cmark-gfm nginx-light wrk"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

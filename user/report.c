@@ -141,6 +141,10 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 	for (size_t i = 0; i < n; i++) {
 		const struct at_counts *c = &rows[i].p->c;
 		const struct at_detail_stats *ds = at_detail_stats_of(t, rows[i].id);
+		/* Sampled calls still running when tracing stopped: no event yet. */
+		uint64_t unfinished = ds && ds->sampled > ds->events + ds->dropped
+					  ? ds->sampled - ds->events - ds->dropped
+					  : 0;
 
 		fputs(i ? ",{\"name\":" : "{\"name\":", f);
 		at_esc_json(f, t->syms[rows[i].id].name);
@@ -152,11 +156,11 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 			",\"p99_ns\":%.0f,\"min_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
 			",\"cov\":%.4f,\"errors\":%" PRIu64 ",\"max_concurrency\":%" PRIu64
 			",\"detail\":{\"events\":%" PRIu64 ",\"dropped\":%" PRIu64
-			",\"rate\":%.6g,\"sampled\":%" PRIu64 "}}",
+			",\"rate\":%.6g,\"sampled\":%" PRIu64 ",\"unfinished\":%" PRIu64 "}}",
 			c->calls, c->returns, c->total_ns, c->self_ns, rows[i].mean, rows[i].p50,
 			rows[i].p90, rows[i].p99, c->min_ns, c->max_ns, rows[i].cov, c->errors,
 			c->max_conc, ds ? ds->events : 0, ds ? ds->dropped : 0, ds ? ds->rate : 0,
-			ds ? ds->sampled : 0);
+			ds ? ds->sampled : 0, unfinished);
 	}
 	fputs("],\"usdt\":[", f);
 	at_usdt_report_json(f, ps);
