@@ -8,11 +8,12 @@
 // first half as warm-up and reports the time per monitored_method call
 // (top-level time / depth) as the median and the mean over the second half.
 //
-// Usage: moobench [-n CALLS] [-d DEPTH] [-t METHOD_TIME_NS] [-c CPU] [-q]
+// Usage: moobench [-n CALLS] [-d DEPTH] [-t METHOD_TIME_NS] [-c CPU] [-w SECONDS] [-q]
 //   -n  top-level calls in total, warm-up included (default 200000, i.e.
 //       2,000,000 monitored_method calls at the default depth 10)
 //   -d  recursion depth (default 10)
 //   -t  busy-wait in the innermost call, ns (default 0)
+//   -w  sleep this many seconds first (an idle traced process)
 //   -c  pin this process to CPU (sched_setaffinity; default: not pinned)
 //   -q  print only the machine-readable line
 // Output (last line, machine-readable):
@@ -74,7 +75,7 @@ static int cmp_u64(const void *a, const void *b)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: moobench [-n CALLS] [-d DEPTH] [-t METHOD_TIME_NS] [-c CPU] [-q]\n");
+	fprintf(f, "usage: moobench [-n CALLS] [-d DEPTH] [-t METHOD_TIME_NS] [-c CPU] [-w SECONDS] [-q]\n");
 }
 
 static long parse_num(const char *s, const char *what, long min)
@@ -91,15 +92,17 @@ static long parse_num(const char *s, const char *what, long min)
 
 int main(int argc, char **argv)
 {
-	long calls = 200000, depth = 10, method_time = 0, cpu = -1;
+	long calls = 200000, depth = 10, method_time = 0, cpu = -1, wait = 0;
 	int quiet = 0, opt;
 
-	while ((opt = getopt(argc, argv, "n:d:t:c:qh")) != -1) {
+	while ((opt = getopt(argc, argv, "n:d:t:c:w:qh")) != -1) {
 		switch (opt) {
 		case 'n': calls = parse_num(optarg, "call count", 2); break;
 		case 'd': depth = parse_num(optarg, "depth", 1); break;
 		case 't': method_time = parse_num(optarg, "method time", 0); break;
 		case 'c': cpu = parse_num(optarg, "cpu", 0); break;
+		/* Sleep first: a traced process that stays idle (bench/stream.sh). */
+		case 'w': wait = parse_num(optarg, "wait", 0); break;
 		case 'q': quiet = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -119,6 +122,8 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (wait)
+		sleep((unsigned)wait);
 	long warm = calls / 2, measured = calls - warm;
 	uint64_t *t = malloc(sizeof(*t) * (size_t)measured);
 	if (!t) {
