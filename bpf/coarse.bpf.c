@@ -59,6 +59,13 @@ static __always_inline __u32 pop_dead(struct shadow_stack *s, __u32 depth, __u64
 	return depth;
 }
 
+/*
+ * Set by the loader just before it releases the return links: a call
+ * entered after that never sees its return, so it is counted but not timed
+ * (as left without returning) instead of filling the thread's frames.
+ */
+bool returns_off = false;
+
 SEC("uprobe")
 int coarse_entry(struct pt_regs *ctx)
 {
@@ -76,6 +83,10 @@ int coarse_entry(struct pt_regs *ctx)
 	if (!st)
 		return 0;
 	st->calls++;
+	if (returns_off) {
+		diag_inc(AT_DIAG_ABANDONED);
+		return 0;
+	}
 
 	s = bpf_task_storage_get(&stacks, bpf_get_current_task_btf(), NULL,
 				 BPF_LOCAL_STORAGE_GET_F_CREATE);

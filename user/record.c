@@ -674,6 +674,8 @@ static int attach_all(struct recorder *r)
  */
 static void detach_all(struct recorder *r)
 {
+	if (r->skel && r->skel->bss)
+		r->skel->bss->returns_off = true;
 	at_dctl_detach_returns(r->dctl, &r->return_links);
 	at_usdtrec_detach(r->usdt);
 	at_dctl_detach(r->dctl);

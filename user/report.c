@@ -310,8 +310,9 @@ static void print_footer(FILE *f, const struct at_profile_set *ps, size_t n)
 		    g[AT_DIAG_NO_STORAGE])
 			fprintf(f,
 				" Untimed calls: %" PRIu64 " left without returning (longjmp, "
-				"exception, exit), %" PRIu64 " deeper than %d frames, %" PRIu64
-				" unmatched returns, %" PRIu64 " without thread storage.",
+				"exception, exit, or running as the probes came off), %" PRIu64
+				" deeper than %d frames, %" PRIu64 " unmatched returns, %" PRIu64
+				" without thread storage.",
 				g[AT_DIAG_ABANDONED], g[AT_DIAG_STACK_OVERFLOW], AT_MAX_DEPTH,
 				g[AT_DIAG_UNMATCHED_RET], g[AT_DIAG_NO_STORAGE]);
 		if (t->end.dropped_events)

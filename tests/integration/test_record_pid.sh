@@ -42,3 +42,30 @@ fi
 kill -s TERM "$pid"
 wait_exit "$pid" 10
 expect_eq "gated exits 0 after tracing ended" "$RC" 0
+
+# Stopped while two threads call tick() flat out. The return probes come off
+# first, so calls entered after that never return to us: they count as left
+# without returning, not as frames piling up past the shadow stack's depth.
+if start_target "$WORK/hot" "$GATED"; then
+	hpid=$TGT_PID
+	kill -s USR1 "$hpid"
+	if at_start "$WORK/athot" record -o "$WORK/hot.data" -p "$hpid" -f tick --select none; then
+		sleep 1
+		stop_pid "$AT_PID" INT
+		expect_eq "record -p on a hot loop exits 0 on SIGINT" "$RC" 0
+		if report_json "$WORK/hot.data" "$WORK/hot.json"; then
+			expect_cmp "tick was called while traced" "$(fn "$WORK/hot.json" tick calls)" '>' 1000
+			expect_eq "no shadow-stack overflow as the probes come off a hot function" \
+				"$(jq .diagnostics.stack_overflow "$WORK/hot.json")" 0
+		fi
+	else
+		fail "-p on a hot loop: tracing starts" "$(tail -n 10 "$WORK/athot.err")"
+	fi
+	kill -s USR2 "$hpid"
+	wait_line "$WORK/hot.out" '^tick=[0-9]+$' 20 "$hpid" || true
+	kill -s TERM "$hpid"
+	wait_exit "$hpid" 10
+	expect_eq "gated (hot loop) exits 0" "$RC" 0
+else
+	fail "gated starts (hot loop)" "$(cat "$WORK/hot.err")"
+fi
