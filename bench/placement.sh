@@ -31,3 +31,23 @@ echo "$table" | awk -F'|' '
 	END { if (fp > b && cp > b && ep > b)
 		printf "\nPlacement cuts the cost of one entry uprobe hit %.1fx (%.0f -> %.0f ns; goal >= 10x), of an entry+return pair %.1fx (%.0f -> %.0f ns), and of a coarse-traced call %.1fx (%.0f -> %.0f ns).\n",
 			(en-b)/(ep-b), en-b, ep-b, (fn-b)/(fp-b), fn-b, fp-b, (cn-b)/(cp-b), cn-b, cp-b }' | tee -a ${outdir:+"$outdir/moobench.md"} /dev/null
+
+# The share of real binaries' functions whose probe is not single-stepped,
+# with and without placement (adaptrace list's ENTRY column and footer).
+ADAPTRACE=${ADAPTRACE:-$here/../adaptrace}
+share() {
+	echo
+	echo "| binary (.dynsym) | functions | not single-stepped, placed | without placement | sites moved |"
+	echo "|---|---:|---:|---:|---:|"
+	for b in /usr/bin/python3.11 /usr/bin/redis-server; do
+		[[ -x $b ]] || continue
+		"$ADAPTRACE" list -b "$b" 2>&1 >/dev/null | tail -n 1 |
+			awk -v b="$(basename "$b")" '
+			match($0, /^[0-9]+ functions?/) { n = $1 }
+			match($0, /; [0-9]+ probe sites? moved/) { split(substr($0, RSTART + 2), m, " "); mv = m[1] }
+			match($0, /; [0-9]+ still single-stepped/) { split(substr($0, RSTART + 2), s, " "); ss = s[1] }
+			END { if (n) printf "| %s | %d | %d (%.1f %%) | %d (%.1f %%) | %d |\n", b, n, n - ss,
+				100 * (n - ss) / n, n - ss - mv, 100 * (n - ss - mv) / n, mv }'
+	done
+}
+share | tee -a ${outdir:+"$outdir/moobench.md"} /dev/null
