@@ -51,7 +51,9 @@ struct at_dctl {
 	uint64_t all_hits; /* every function's calls since then */
 	double cpu_last;   /* target CPU time at that step, ns; < 0 unknown */
 	bool reference;	   /* this step runs with every rate at 0 */
-	bool stopped;	   /* probes detached: no more selection or rate changes */
+	int coarse_over;   /* steps in a row with the coarse probes over budget */
+	bool coarse_warned;
+	bool stopped; /* probes detached: no more selection or rate changes */
 	/* Draining since the last controller step: our CPU time and events. */
 	double drain_ns;
 	uint64_t drained;
@@ -326,6 +328,11 @@ static void update_regressed(struct at_dctl *c, const struct at_window *win)
 	at_diff_regressed_with(c->base, c->base_ps.p, c->t, c->cur, &dopt, c->regressed);
 }
 
+double at_dctl_coarse_hit_ns(const struct at_dctl *c)
+{
+	return c->costs.coarse;
+}
+
 const char *at_dctl_mode(const struct at_dctl *c)
 {
 	return at_detail_mode(c->d);
@@ -517,6 +524,52 @@ static long drain(struct at_dctl *c, struct at_writer *w)
 	return n;
 }
 
+/*
+ * --budget bounds the detail phase; the coarse probes are not duty-cycled
+ * yet. Say once when they alone cost the target more than the budget for
+ * three steps in a row, and which functions cost most, so that the user
+ * can leave them out.
+ */
+static void coarse_check(struct at_dctl *c, const struct at_sampler_tick *tk)
+{
+	double budget = c->o.budget_pct > 0 ? c->o.budget_pct : 5;
+	double cpu = tk->cpu_ns > 0 ? tk->cpu_ns : tk->dt_s * 1e9;
+	double cost = (double)c->all_hits * c->costs.coarse, pct;
+	uint32_t top[3] = {UINT32_MAX, UINT32_MAX, UINT32_MAX};
+	char names[600] = "";
+	size_t len = 0;
+
+	if (c->coarse_warned || !(c->costs.coarse > 0) || !(cpu > 0) || !c->all_hits)
+		return;
+	pct = 100 * cost / fmax(cpu - cost, cpu * 0.01);
+	if (pct <= budget) {
+		c->coarse_over = 0;
+		return;
+	}
+	if (++c->coarse_over < 3)
+		return;
+	c->coarse_warned = true;
+	for (uint32_t id = 0; id < c->n; id++) {
+		uint64_t h = c->f[id].hits;
+
+		for (int k = 0; k < 3; k++) {
+			if (h && (top[k] == UINT32_MAX || h > c->f[top[k]].hits)) {
+				memmove(&top[k + 1], &top[k], (size_t)(2 - k) * sizeof(top[0]));
+				top[k] = id;
+				break;
+			}
+		}
+	}
+	for (int k = 0; k < 3 && top[k] != UINT32_MAX && len < sizeof(names); k++)
+		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%.120s %.0f %%",
+					k ? ", " : "", c->t->syms[top[k]].name,
+					pct * (double)c->f[top[k]].hits / (double)c->all_hits);
+	at_warn("the coarse probes slow the target down by about %.0f %%, more than the %g %% "
+		"budget, which bounds only the detail phase; costliest: %s; leave hot functions "
+		"out with -x GLOB",
+		pct, budget, names);
+}
+
 /* Once a second: the ADP controller with this second's figures. */
 static void control_step(struct at_dctl *c, uint64_t now)
 {
@@ -588,6 +641,7 @@ static void control_step(struct at_dctl *c, uint64_t now)
 					    "reference window: detail off for one step");
 			}
 	}
+	coarse_check(c, &tk);
 	if (at_env_flag("ADAPTRACE_DEBUG"))
 		at_err("detail: step %.3fs: detail %.2f %%, coarse %.2f %% (cpu %.1f ms), level "
 		       "%.1f ev/s, %zu cycles ended",

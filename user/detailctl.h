@@ -54,6 +54,8 @@ struct at_dctl *at_dctl_new(const struct at_dctl_opts *o, const struct at_trace 
 			    size_t errlen);
 void at_dctl_free(struct at_dctl *c);
 const char *at_dctl_mode(const struct at_dctl *c);
+/* The coarse probes' cost per call, measured at start-up (ns; 0 unknown). */
+double at_dctl_coarse_hit_ns(const struct at_dctl *c);
 
 /* Recording starts: attach --detail functions, log them. pid: the target's process. */
 int at_dctl_start(struct at_dctl *c, uint64_t t0, pid_t target_pid, struct at_writer *w);

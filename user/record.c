@@ -1068,6 +1068,12 @@ int at_record_run(int argc, char **argv, const struct at_record_hook *hook)
 		if (!r.dctl)
 			return fail(&r, AT_EXIT_ENV);
 		kv_add(&r.t, "detail_link", at_dctl_mode(r.dctl));
+		if (at_dctl_coarse_hit_ns(r.dctl) > 0) {
+			char hit[32];
+
+			snprintf(hit, sizeof(hit), "%.0f", at_dctl_coarse_hit_ns(r.dctl));
+			kv_add(&r.t, "probe_hit_ns", hit);
+		}
 	}
 	at_profile_set_init(&r.ps, &r.t);
 	if (at_writer_header(r.w, r.t.kv, r.t.nkv, r.t.bins, r.t.nbins) ||

@@ -123,8 +123,26 @@ static const char *binary_of(const struct at_trace *t, uint32_t id)
 	return b < t->nbins ? t->bins[b].path : "";
 }
 
+/* The coarse probes' cost per call measured when recording (ns), or 0. */
+static double probe_hit_ns(const struct at_trace *t)
+{
+	const char *v = at_trace_get(t, "probe_hit_ns");
+	double ns = v ? strtod(v, NULL) : 0;
+
+	return ns > 0 && ns < 1e9 ? ns : 0;
+}
+
+/* What id's probes cost the target per second of the recording (ms of CPU). */
+static double probe_ms_per_s(const struct at_profile_set *ps, const struct row *r, double hit_ns)
+{
+	if (!(hit_ns > 0) || !ps->duration_ns)
+		return 0;
+	return (double)r->p->c.calls * hit_ns / (double)ps->duration_ns * 1e3;
+}
+
 static void print_json(FILE *f, const struct at_profile_set *ps, struct row *rows, size_t n)
 {
+	double hit_ns = probe_hit_ns(ps->t);
 	const struct at_trace *t = ps->t;
 	const char *target = at_trace_get(t, "target");
 	static const char *diag_names[AT_DIAG_NR] = {"stack_overflow", "unmatched_returns",
@@ -136,8 +154,9 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 		fputs(",\"detail_link\":", f);
 		at_esc_json(f, at_trace_get(t, "detail_link"));
 	}
-	fprintf(f, ",\"duration_ns\":%" PRIu64 ",\"complete\":%s,\"functions\":[", ps->duration_ns,
-		t->has_end ? "true" : "false");
+	fprintf(
+	    f, ",\"duration_ns\":%" PRIu64 ",\"complete\":%s,\"probe_hit_ns\":%.0f,\"functions\":[",
+	    ps->duration_ns, t->has_end ? "true" : "false", hit_ns);
 	for (size_t i = 0; i < n; i++) {
 		const struct at_counts *c = &rows[i].p->c;
 		const struct at_detail_stats *ds = at_detail_stats_of(t, rows[i].id);
@@ -155,12 +174,13 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 			",\"self_ns\":%" PRIu64 ",\"mean_ns\":%.0f,\"p50_ns\":%.0f,\"p90_ns\":%.0f"
 			",\"p99_ns\":%.0f,\"min_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
 			",\"cov\":%.4f,\"errors\":%" PRIu64 ",\"max_concurrency\":%" PRIu64
-			",\"detail\":{\"events\":%" PRIu64 ",\"dropped\":%" PRIu64
-			",\"rate\":%.6g,\"sampled\":%" PRIu64 ",\"unfinished\":%" PRIu64 "}}",
+			",\"probe_ms_per_s\":%.3f,\"detail\":{\"events\":%" PRIu64
+			",\"dropped\":%" PRIu64 ",\"rate\":%.6g,\"sampled\":%" PRIu64
+			",\"unfinished\":%" PRIu64 "}}",
 			c->calls, c->returns, c->total_ns, c->self_ns, rows[i].mean, rows[i].p50,
 			rows[i].p90, rows[i].p99, c->min_ns, c->max_ns, rows[i].cov, c->errors,
-			c->max_conc, ds ? ds->events : 0, ds ? ds->dropped : 0, ds ? ds->rate : 0,
-			ds ? ds->sampled : 0, unfinished);
+			c->max_conc, probe_ms_per_s(ps, &rows[i], hit_ns), ds ? ds->events : 0,
+			ds ? ds->dropped : 0, ds ? ds->rate : 0, ds ? ds->sampled : 0, unfinished);
 	}
 	fputs("],\"usdt\":[", f);
 	at_usdt_report_json(f, ps);
@@ -296,13 +316,47 @@ static void print_table(FILE *f, const struct at_profile_set *ps, struct row *ro
 			n - shown, n - shown == 1 ? "" : "s");
 }
 
-static void print_footer(FILE *f, const struct at_profile_set *ps, size_t n)
+/* What the coarse probes cost the target, and where: the functions to leave out (-x). */
+static void print_probe_cost(FILE *f, const struct at_profile_set *ps, const struct row *rows,
+			     size_t n)
+{
+	double hit_ns = probe_hit_ns(ps->t), total = 0, ms[3] = {0};
+	const struct row *top[3] = {NULL};
+
+	if (!(hit_ns > 0) || !n || !ps->duration_ns)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		double m = probe_ms_per_s(ps, &rows[i], hit_ns);
+
+		total += m;
+		for (int k = 0; k < 3; k++) {
+			if (m > 0 && (!top[k] || m > ms[k])) {
+				memmove(&top[k + 1], &top[k], (size_t)(2 - k) * sizeof(top[0]));
+				memmove(&ms[k + 1], &ms[k], (size_t)(2 - k) * sizeof(ms[0]));
+				top[k] = &rows[i];
+				ms[k] = m;
+				break;
+			}
+		}
+	}
+	fprintf(f, " Probe cost: about %.1f ms of the target's CPU per second (%.0f ns a call",
+		total, hit_ns);
+	for (int k = 0; k < 3 && top[k]; k++) {
+		fputs(k ? ", " : "; most: ", f);
+		at_esc_text(f, ps->t->syms[top[k]->id].name, 0);
+		fprintf(f, " %.1f", ms[k]);
+	}
+	fputs(").", f);
+}
+
+static void print_footer(FILE *f, const struct at_profile_set *ps, const struct row *rows, size_t n)
 {
 	const struct at_trace *t = ps->t;
 	char d[32];
 
 	fprintf(f, "\n%zu of %zu traced functions were called in %s.", n, t->nsyms,
 		at_fmt_ns(d, sizeof(d), (double)ps->duration_ns));
+	print_probe_cost(f, ps, rows, n);
 	if (t->has_end) {
 		const uint64_t *g = t->end.diag;
 
@@ -354,7 +408,7 @@ void at_report_print(FILE *f, const struct at_profile_set *ps, const struct at_r
 					print_hist(f, t, &rows[i]);
 					break;
 				}
-		print_footer(f, ps, n);
+		print_footer(f, ps, rows, n);
 		at_report_drops(f, t);
 	}
 	free(rows);
@@ -373,8 +427,8 @@ static void report_usage(FILE *f)
 	    "                 once), calls, self, mean, p50, p90, p99, max, errors or name\n"
 	    "  --top N        show only the first N rows\n"
 	    "  --hist GLOB    draw the latency histogram of matching functions (repeatable)\n"
-	    "  --json         one JSON object (keys: target, duration_ns, functions[], usdt[],\n"
-	    "                 dropped_events, diagnostics)\n"
+	    "  --json         one JSON object (keys: target, duration_ns, probe_hit_ns,\n"
+	    "                 functions[], usdt[], dropped_events, diagnostics)\n"
 	    "  --salvage      report what a damaged file holds before the damage\n"
 	    "  --events [GLOB]  list the calls the detail phase captured (of functions\n"
 	    "                 matching GLOB): time, pid, tid, cpu, duration, return value and\n"

@@ -15,7 +15,9 @@ jq -r '.functions[].name' "$JSON" | sort -u >"$WORK/names"
 # with a whitespace-separated field that is a function name).
 rows()
 {
+	# The table ends at the first empty line; the footer may name functions too.
 	awk 'NR == FNR { name[$1] = 1; next }
+		/^$/ { exit }
 		{ for (i = 1; i <= NF; i++) if ($i in name) { print $i; break } }' "$WORK/names" "$1"
 }
 
