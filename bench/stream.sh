@@ -147,7 +147,12 @@ gen_run() {
 	done
 	sleep 0.2
 	c0=$(cut -d' ' -f14,15 "/proc/$rec/stat")
-	out=$("$here/build/streamgen" -p "$rec" -r "$rate" -s "$gsec" -c 1)
+	out=$("$here/build/streamgen" -p "$rec" -r "$rate" -s "$gsec" -c 1) || {
+		kill -INT "$rec" 2>/dev/null
+		wait "$rec" 2>/dev/null
+		echo "stream.sh: streamgen failed" >&2
+		exit 1
+	}
 	c1=$(cut -d' ' -f14,15 "/proc/$rec/stat")
 	wait "$rec" || { echo "stream.sh: record failed: $(tail -n 2 "$tmp/gerr")" >&2; exit 1; }
 	ev=$("$ADAPTRACE" report "$tmp/g.data" --json |
@@ -166,7 +171,8 @@ IFS=, read -ra glist <<<"$rates"
 for g in "${glist[@]}"; do
 	off=() wr=() ref=() inf=() lost=() cpe=() busy=()
 	for ((r = 1; r <= runs; r++)); do
-		read -r o w f e c sec <<<"$(gen_run "$g")"
+		res=$(gen_run "$g") || exit 1
+		read -r o w f e c sec <<<"$res"
 		off+=("$o") wr+=("$w") ref+=("$f") inf+=("$e") lost+=("$((w - e))")
 		cpe+=("$(echo "$c / $e * 1000000" | bc -l)") busy+=("$(echo "$c / $sec * 100" | bc -l)")
 	done
