@@ -42,6 +42,15 @@ bench_once() {
 		awk -F'"' '/^"(SET|GET)"/ { s += $4; n++ } END { if (n) printf "%.0f\n", s / n; else print "fail" }'
 }
 
+# count_check FILE SETS: setCommand's count (exact or estimated) against the SETs sent.
+count_check() {
+	"$ADAPTRACE" report "$1" --json 2>/dev/null | jq -r --argjson n "$2" '
+		first(.functions[] | select(.name == "setCommand")) |
+		"redis.sh: setCommand \(.calls) (\(if .estimated then "estimated, 95 % CI \(.calls_ci95)" else "exact" end)) for \($n) SETs sent: \((100 * (.calls - $n) / $n * 10 | round) / 10) %"' >&2 || true
+	"$ADAPTRACE" report "$1" --json 2>/dev/null |
+		jq -r '"redis.sh: \([.functions[] | select(.estimated)] | length) of \(.functions | length) called functions estimated"' >&2 || true
+}
+
 run_one() {
 	local cfg=$1 v
 	case $cfg in
@@ -52,8 +61,19 @@ run_one() {
 		"$ADAPTRACE" record -q -b "$REDIS" "${extra[@]}" -o "$tmp/$cfg.data" 2>"$tmp/$cfg.err" &
 		at_pid=$!
 		for _ in $(seq 600); do grep -q '^adaptrace: tracing ' "$tmp/$cfg.err" && break; sleep 0.1; done
+		local sets=0
+		if [[ $cfg == budget ]]; then
+			# The budget acts after 3 s over it: warm up under load until it has.
+			for _ in $(seq 20); do
+				grep -q 'coarse budget: ' "$tmp/$cfg.err" && break
+				redis-benchmark -h 127.0.0.1 -p "$port" -n 2000 -c 50 -t set -q >/dev/null 2>&1
+				sets=$((sets + 2000))
+			done
+		fi
 		v=$(bench_once)
+		sets=$((sets + requests))
 		kill -INT "$at_pid"; wait "$at_pid" || true; at_pid=
+		[[ $cfg == budget ]] && count_check "$tmp/$cfg.data" "$sets"
 		echo "$v" ;;
 	esac
 }

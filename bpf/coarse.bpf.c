@@ -19,7 +19,8 @@ struct frame {
 	__u64 sp;	/* stack pointer at entry: the return address slot */
 	__u64 child_ns; /* inclusive time of traced callees */
 	__u32 id;
-	__u32 outer; /* no other activation of id below on this thread */
+	__u16 outer; /* no other activation of id below on this thread */
+	__u16 gen;   /* link generation that pushed it: its return pops it */
 };
 
 struct shadow_stack {
@@ -66,10 +67,33 @@ static __always_inline __u32 pop_dead(struct shadow_stack *s, __u32 depth, __u64
  */
 bool returns_off = false;
 
-SEC("uprobe")
-int coarse_entry(struct pt_regs *ctx)
+/*
+ * The coarse budget (user/duty.c). Only links of generation gen count.
+ * While quiesce is set, session entries skip their return: a link's
+ * release waits for an SRCU grace period that return probes still being
+ * set up on a thread keep postponing.
+ */
+__u32 gen = 0;
+bool quiesce = false;
+
+/* Calls on links marked AT_COOKIE_REF (one slot, per CPU). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} refcalls SEC(".maps");
+
+extern bool bpf_session_is_return(void) __ksym __weak;
+
+static __always_inline __u16 cookie_gen(__u64 cookie)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
+	return (cookie >> AT_COOKIE_GEN_SHIFT) & AT_COOKIE_GEN_MASK;
+}
+
+/* Returns 1 when the call's return is of no use (a session then skips it). */
+static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
+{
 	__u32 id = cookie & AT_COOKIE_ID_MASK;
 	__u64 sp = PT_REGS_SP(ctx);
 	struct shadow_stack *s;
@@ -77,29 +101,38 @@ int coarse_entry(struct pt_regs *ctx)
 	struct frame *f;
 	__u32 depth, outer = 1;
 
+	if (cookie_gen(cookie) != gen)
+		return 1;
 	if ((cookie & AT_COOKIE_EXE_FILTER) && !exe_matches())
-		return 0;
+		return 1;
 	st = bpf_map_lookup_elem(&fstats, &id);
 	if (!st)
-		return 0;
+		return 1;
 	st->calls++;
-	if (returns_off) {
+	if (cookie & AT_COOKIE_REF) {
+		__u32 zero = 0;
+		__u64 *r = bpf_map_lookup_elem(&refcalls, &zero);
+
+		if (r)
+			*r += 1;
+	}
+	if (returns_off || quiesce) {
 		diag_inc(AT_DIAG_ABANDONED);
-		return 0;
+		return 1;
 	}
 
 	s = bpf_task_storage_get(&stacks, bpf_get_current_task_btf(), NULL,
 				 BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!s) {
 		diag_inc(AT_DIAG_NO_STORAGE);
-		return 0;
+		return 1;
 	}
 	/* Frames strictly below this sp were left by longjmp or an exception. */
 	depth = pop_dead(s, s->depth, sp);
 	if (depth >= AT_MAX_DEPTH) {
 		s->depth = depth;
 		diag_inc(AT_DIAG_STACK_OVERFLOW);
-		return 0;
+		return 1;
 	}
 	for (int i = 0; i < AT_MAX_DEPTH && i < depth; i++) {
 		if (frame_at(s, i)->id == id) {
@@ -114,8 +147,16 @@ int coarse_entry(struct pt_regs *ctx)
 	f->child_ns = 0;
 	f->id = id;
 	f->outer = outer;
+	f->gen = cookie_gen(cookie);
 	s->depth = depth + 1;
 	f->ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("uprobe")
+int coarse_entry(struct pt_regs *ctx)
+{
+	enter(ctx, bpf_get_attach_cookie(ctx));
 	return 0;
 }
 
@@ -129,11 +170,9 @@ static __always_inline bool is_error(__u64 rc)
 	return (__s64)rc < 0;
 }
 
-SEC("uprobe")
-int coarse_return(struct pt_regs *ctx)
+static __always_inline void leave(struct pt_regs *ctx, __u64 cookie)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 id = cookie & AT_COOKIE_ID_MASK;
 	/* After ret the return address has been popped. */
 	__u64 sp = PT_REGS_SP(ctx) - 8;
@@ -143,26 +182,35 @@ int coarse_return(struct pt_regs *ctx)
 	__u64 dur, self;
 	__u32 depth, top;
 
+	/* An old link's return probe fires for calls its entry no longer takes. */
+	bool current = cookie_gen(cookie) == gen;
+
 	if ((cookie & AT_COOKIE_EXE_FILTER) && !exe_matches())
-		return 0;
+		return;
 	s = bpf_task_storage_get(&stacks, bpf_get_current_task_btf(), NULL, 0);
 	if (!s) {
-		diag_inc(AT_DIAG_UNMATCHED_RET);
-		return 0;
+		if (current)
+			diag_inc(AT_DIAG_UNMATCHED_RET);
+		return;
 	}
 	depth = pop_dead(s, s->depth, sp);
 	s->depth = depth;
 	if (depth == 0) {
-		diag_inc(AT_DIAG_UNMATCHED_RET);
-		return 0;
+		if (current)
+			diag_inc(AT_DIAG_UNMATCHED_RET);
+		return;
 	}
 	top = depth - 1;
 	f = frame_at(s, top);
 	/* A deeper untracked frame (stack overflow) or a foreign return. */
 	if (f->sp != sp || f->id != id) {
-		diag_inc(AT_DIAG_UNMATCHED_RET);
-		return 0;
+		if (current)
+			diag_inc(AT_DIAG_UNMATCHED_RET);
+		return;
 	}
+	/* Entered under the other generation's link: that link's return times it. */
+	if (f->gen != cookie_gen(cookie))
+		return;
 	dur = now - f->ts;
 	self = dur > f->child_ns ? dur - f->child_ns : 0;
 	if (f->outer)
@@ -174,7 +222,26 @@ int coarse_return(struct pt_regs *ctx)
 	st = count_return(id, dur, self, f->outer);
 	if (st && is_error(PT_REGS_RC(ctx)))
 		st->errors++;
+}
+
+SEC("uprobe")
+int coarse_return(struct pt_regs *ctx)
+{
+	leave(ctx, bpf_get_attach_cookie(ctx));
 	return 0;
+}
+
+/* One program for both ends (uprobe session, 6.13+): entries can skip the return. */
+SEC("uprobe")
+int coarse_session(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+
+	if (bpf_session_is_return()) {
+		leave(ctx, cookie);
+		return 0;
+	}
+	return enter(ctx, cookie);
 }
 
 /* The benchmark floor: the same sites with nothing to do. */

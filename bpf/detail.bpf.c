@@ -29,6 +29,8 @@ const volatile __u32 target_dev = 0;
 const volatile __u64 wakeup_bytes = 0;
 /* Benchmark floor: every program returns at once (entry takes the return). */
 const volatile bool empty = false;
+/* Set while the coarse budget releases links: sessions skip their returns. */
+bool quiesce = false;
 
 struct dframe {
 	__u64 sp; /* stack pointer at entry: identifies the activation */
@@ -252,6 +254,9 @@ int detail_session(struct pt_regs *ctx)
 		leave(ctx, *cookie ? (__u32)*cookie : 0);
 		return 0;
 	}
+	/* The coarse budget is releasing links (user/duty.h): no return probes. */
+	if (quiesce)
+		return 1;
 	idx = enter(ctx);
 	*cookie = idx;
 	/* 1 skips this call's return: unsampled calls cost no return trap. */

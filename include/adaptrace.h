@@ -24,6 +24,18 @@
 #define AT_COOKIE_ID_MASK 0xffffffffULL
 /* Count only processes whose executable is the -b target (libraries under -b). */
 #define AT_COOKIE_EXE_FILTER (1ULL << 32)
+/*
+ * Coarse link generation (bits 40-47): when the coarse budget moves
+ * functions to new links, only the links of the current generation count,
+ * so a call is never counted by both the old and the new link.
+ */
+#define AT_COOKIE_GEN_SHIFT 40
+#define AT_COOKIE_GEN_MASK  0xffULL
+/*
+ * A function on the coarse budget's always-on links: its calls also count
+ * in refcalls, the yardstick that scales what the probing windows saw.
+ */
+#define AT_COOKIE_REF (1ULL << 35)
 
 /*
  * USDT probes (bpf/usdt.bpf.c). Counted probes use the cookie's id as the

@@ -92,31 +92,38 @@ int at_func_offset(const void *fn, uint64_t *off)
 	return ret;
 }
 
-static void probe_features(struct at_features *f)
+/* Does a trivial program of this attach type link to a function of our own? */
+static bool link_type_works(uint32_t attach_type, uint64_t off)
 {
 	struct bpf_insn insns[] = {
 	    {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
 	    {.code = BPF_JMP | BPF_EXIT},
 	};
-	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = AT_BPF_TRACE_UPROBE_MULTI);
-	uint64_t off, cookie = 0;
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = attach_type);
+	uint64_t cookie = 0;
 	int prog, link;
 
-	f->probed = true;
-	if (at_env_flag("ADAPTRACE_NO_UPROBE_MULTI"))
-		return;
-	if (at_self_offset(&off))
-		return;
 	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "at_feat", "GPL", insns, 2, &opts);
 	if (prog < 0)
-		return;
+		return false;
 	link = uprobe_multi_link(prog, "/proc/self/exe", &off, &cookie, 1, false, getpid(),
-				 AT_BPF_TRACE_UPROBE_MULTI);
-	if (link >= 0) {
-		f->uprobe_multi = true;
+				 attach_type);
+	if (link >= 0)
 		close(link);
-	}
 	close(prog);
+	return link >= 0;
+}
+
+static void probe_features(struct at_features *f)
+{
+	uint64_t off;
+
+	f->probed = true;
+	if (at_env_flag("ADAPTRACE_NO_UPROBE_MULTI") || at_self_offset(&off))
+		return;
+	f->uprobe_multi = link_type_works(AT_BPF_TRACE_UPROBE_MULTI, off);
+	f->uprobe_session = f->uprobe_multi && !at_env_flag("ADAPTRACE_NO_UPROBE_SESSION") &&
+			    link_type_works(AT_BPF_TRACE_UPROBE_SESSION, off);
 }
 
 const struct at_features *at_features(void)
@@ -316,6 +323,24 @@ void at_links_destroy_together(struct at_links *const *sets, size_t nsets)
 		free(sets[i]->links);
 		memset(sets[i], 0, sizeof(*sets[i]));
 	}
+}
+
+void at_links_append(struct at_links *dst, struct at_links *src)
+{
+	if (src->nfds) {
+		dst->fds = at_xrealloc(dst->fds, dst->nfds + src->nfds, sizeof(*dst->fds));
+		memcpy(dst->fds + dst->nfds, src->fds, src->nfds * sizeof(*src->fds));
+		dst->nfds += src->nfds;
+	}
+	if (src->nlinks) {
+		dst->links =
+		    at_xrealloc(dst->links, dst->nlinks + src->nlinks, sizeof(*dst->links));
+		memcpy(dst->links + dst->nlinks, src->links, src->nlinks * sizeof(*src->links));
+		dst->nlinks += src->nlinks;
+	}
+	free(src->fds);
+	free(src->links);
+	memset(src, 0, sizeof(*src));
 }
 
 void at_links_destroy(struct at_links *l)

@@ -23,6 +23,7 @@ struct bpf_link;
 
 struct at_features {
 	bool uprobe_multi;
+	bool uprobe_session; /* 6.13+; off with ADAPTRACE_NO_UPROBE_SESSION=1 */
 	bool probed;
 };
 
@@ -53,6 +54,8 @@ int at_attach_uprobes(struct at_links *l, struct bpf_program *prog, bool retprob
 		      const uint64_t *offsets, const uint64_t *cookies, size_t n, pid_t pid,
 		      bool *refused, char *err, size_t errlen);
 void at_links_destroy(struct at_links *l);
+/* Move src's links to the end of dst; src is left empty. */
+void at_links_append(struct at_links *dst, struct at_links *src);
 /*
  * Release several sets of return (or session) links at once, one thread
  * per link. Each release unregisters its probes and then waits for the

@@ -321,6 +321,20 @@ void at_detail_disable(struct at_detail *d, uint32_t id)
 	push_conf(d, id);
 }
 
+void at_detail_take_links(struct at_detail *d, uint32_t id, struct at_links *out)
+{
+	struct dfunc *f;
+
+	if (!d || id >= d->o.nsyms)
+		return;
+	f = &d->f[id];
+	at_detail_disable(d, id);
+	at_links_append(out, &f->session);
+	at_links_append(out, &f->ret);
+	at_links_append(out, &f->entry);
+	f->attached = false;
+}
+
 bool at_detail_enabled(const struct at_detail *d, uint32_t id)
 {
 	return id < d->o.nsyms && d->f[id].enabled;
@@ -658,6 +672,12 @@ void at_detail_detach(struct at_detail *d)
 		at_links_destroy(&d->f[id].entry);
 		d->f[id].attached = false;
 	}
+}
+
+void at_detail_quiesce(struct at_detail *d, bool on)
+{
+	if (d && d->skel && d->skel->bss)
+		d->skel->bss->quiesce = on;
 }
 
 void at_detail_set_t0(struct at_detail *d, uint64_t t0)

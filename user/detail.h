@@ -130,4 +130,9 @@ void at_detail_set_t0(struct at_detail *d, uint64_t t0);
 /* id had detail at some time. */
 bool at_detail_ever(const struct at_detail *d, uint32_t id);
 
+/* Disable id and hand its links to the caller, who releases them. */
+void at_detail_take_links(struct at_detail *d, uint32_t id, struct at_links *out);
+/* Sampled calls skip their return probes while on (see user/duty.h). */
+void at_detail_quiesce(struct at_detail *d, bool on);
+
 #endif

@@ -14,6 +14,7 @@
 #include "argspec.h"
 #include "diff.h"
 #include "detailctl.h"
+#include "duty.h"
 #include "relevance.h"
 #include "report.h"
 #include "sampler.h"
@@ -53,6 +54,11 @@ struct at_dctl {
 	bool reference;	   /* this step runs with every rate at 0 */
 	int coarse_over;   /* steps in a row with the coarse probes over budget */
 	bool coarse_warned;
+	/* The coarse budget's duty cycle (NULL: not available). */
+	struct at_duty *duty;
+	bool *demote; /* functions to move to windows, for the caller */
+	double demote_frac;
+	bool demand;
 	bool stopped; /* probes detached: no more selection or rate changes */
 	/* Draining since the last controller step: our CPU time and events. */
 	double drain_ns;
@@ -285,6 +291,7 @@ void at_dctl_free(struct at_dctl *c)
 {
 	if (!c)
 		return;
+	free(c->demote);
 	at_detail_free(c->d);
 	at_sampler_free(c->smp);
 	at_rel_track_free(c->track);
@@ -449,7 +456,9 @@ static void select_step(struct at_dctl *c, const struct at_window *win, uint64_t
 			free(ch[i].reason);
 			continue;
 		}
-		if (id >= c->n || c->f[id].forced) {
+		/* A function probed in windows only is too costly for detail. */
+		if (id >= c->n || c->f[id].forced ||
+		    (ch[i].what == AT_SEL_ENTER && at_duty_is_demoted(c->duty, id))) {
 			free(ch[i].reason);
 			continue;
 		}
@@ -492,6 +501,8 @@ static void apply_changes(struct at_dctl *c, struct at_sel_change *ch, size_t nc
 			go_off(c, id);
 			break;
 		case AT_SEL_ENTER:
+			if (at_duty_is_demoted(c->duty, id) && !c->f[id].forced)
+				break;
 			go_on(c, id, at_sampler_rate(c->smp, id));
 			break;
 		}
@@ -530,6 +541,114 @@ static long drain(struct at_dctl *c, struct at_writer *w)
  * three steps in a row, and which functions cost most, so that the user
  * can leave them out.
  */
+struct hot {
+	uint64_t hits;
+	uint32_t id;
+};
+
+static int cmp_hot(const void *a, const void *b)
+{
+	const struct hot *x = a, *y = b;
+
+	if (x->hits != y->hits)
+		return x->hits < y->hits ? 1 : -1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/*
+ * Plan the duty cycle for this step's figures (ns of probe cost against
+ * ns of the target's own work): the costliest functions leave the
+ * always-on links until those cost at most half the budget, and the
+ * windows get the rest. False when nothing more can be done.
+ */
+static bool plan_duty(struct at_dctl *c, double work, double budget)
+{
+	double h = c->costs.coarse, allowed = budget / 100 * work, frac = at_duty_frac(c->duty);
+	double exact = 0, cycled = 0, want;
+	struct hot *hot = at_xcalloc(c->n + 1, sizeof(*hot));
+	size_t nhot = 0, moved = 0;
+
+	for (uint32_t id = 0; id < c->n; id++) {
+		double cost = (double)c->f[id].hits * h;
+
+		c->demote[id] = false;
+		if (at_duty_is_demoted(c->duty, id))
+			cycled += cost / (frac > 0 ? frac : 1);
+		else if (id < at_duty_nfuncs(c->duty) && c->f[id].hits)
+			hot[nhot++] = (struct hot){c->f[id].hits, id}, exact += cost;
+		else
+			exact += cost;
+	}
+	qsort(hot, nhot, sizeof(*hot), cmp_hot);
+	for (size_t i = 0; i < nhot && exact > allowed / 2; i++) {
+		double cost = (double)hot[i].hits * h;
+
+		c->demote[hot[i].id] = true;
+		exact -= cost;
+		cycled += cost;
+		moved++;
+	}
+	free(hot);
+	if (!(cycled > 0))
+		return false;
+	want = (allowed - exact) / cycled;
+	want = want < AT_DUTY_MIN_FRAC ? AT_DUTY_MIN_FRAC : want > 0.5 ? 0.5 : want;
+	if (!moved && want >= frac * 0.999)
+		return false;
+	c->demote_frac = want;
+	c->demand = true;
+	if (c->o.verbose)
+		at_err("coarse budget: %zu more function%s to windows, probed %.2f %% of the time",
+		       moved, moved == 1 ? "" : "s", 100 * want);
+	return true;
+}
+
+bool at_dctl_coarse_demand(struct at_dctl *c, const bool **demote, double *frac)
+{
+	if (!c || !c->demand)
+		return false;
+	c->demand = false;
+	*demote = c->demote;
+	*frac = c->demote_frac;
+	return true;
+}
+
+void at_dctl_set_duty(struct at_dctl *c, struct at_duty *duty)
+{
+	if (!c)
+		return;
+	c->duty = duty;
+	free(c->demote);
+	c->demote = at_xcalloc(c->n + 1, sizeof(*c->demote));
+}
+
+void at_dctl_drop_detail(struct at_dctl *c, const bool *demote, uint64_t now, struct at_links *out)
+{
+	uint64_t rel = rel_of(c, now);
+
+	for (uint32_t id = 0; c && id < c->n; id++) {
+		if (!demote[id] || c->f[id].forced)
+			continue;
+		if (c->f[id].on) {
+			if (c->smp)
+				at_sampler_remove(c->smp, id);
+			go_off(c, id);
+			logf_change(
+			    c, rel, id, AT_SEL_LEAVE, 0,
+			    "its probes cost more than --budget allows: counted in windows");
+		}
+		at_detail_take_links(c->d, id, out);
+	}
+}
+
+void at_dctl_quiesce(void *ctx, bool on)
+{
+	struct at_dctl *c = ctx;
+
+	if (c)
+		at_detail_quiesce(c->d, on);
+}
+
 static void coarse_check(struct at_dctl *c, const struct at_sampler_tick *tk)
 {
 	double budget = c->o.budget_pct > 0 ? c->o.budget_pct : 5;
@@ -548,6 +667,9 @@ static void coarse_check(struct at_dctl *c, const struct at_sampler_tick *tk)
 	}
 	if (++c->coarse_over < 3)
 		return;
+	c->coarse_over = 0;
+	if (c->duty && !c->demand && plan_duty(c, fmax(cpu - cost, cpu * 0.01), budget))
+		return;
 	c->coarse_warned = true;
 	for (uint32_t id = 0; id < c->n; id++) {
 		uint64_t h = c->f[id].hits;
@@ -564,10 +686,20 @@ static void coarse_check(struct at_dctl *c, const struct at_sampler_tick *tk)
 		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%.120s %.0f %%",
 					k ? ", " : "", c->t->syms[top[k]].name,
 					pct * (double)c->f[top[k]].hits / (double)c->all_hits);
-	at_warn("the coarse probes slow the target down by about %.0f %%, more than the %g %% "
-		"budget, which bounds only the detail phase; costliest: %s; leave hot functions "
-		"out with -x GLOB",
-		pct, budget, names);
+	if (c->duty)
+		at_warn("the coarse probes slow the target down by about %.0f %%, more than the "
+			"%g %% budget, even with the costliest functions probed %.2f %% of the "
+			"time; costliest: %s; leave hot functions out with -x GLOB",
+			pct, budget, 100 * at_duty_frac(c->duty), names);
+	else
+		at_warn("the coarse probes slow the target down by about %.0f %%, more than the "
+			"%g %% budget, which bounds only the detail phase %s; costliest: %s; "
+			"leave hot functions out with -x GLOB",
+			pct, budget,
+			c->o.budget_pct > 0 ? "here (probing costly functions in windows needs "
+					      "uprobe session links, Linux 6.13+)"
+					    : "unless --budget is given",
+			names);
 }
 
 /* Once a second: the ADP controller with this second's figures. */

@@ -28,6 +28,116 @@ void at_profile_add(struct at_func_profile *p, const struct at_window_entry *e)
 			p->hist[e->hist[i].bucket] += e->hist[i].count;
 }
 
+void at_profile_add_duty(struct at_func_profile *p, uint64_t calls, uint64_t on_ns, uint64_t len_ns,
+			 uint64_t ref_on, uint64_t ref_all)
+{
+	struct at_duty_est *d = &p->duty;
+	double r;
+
+	if (on_ns > len_ns || ref_on > ref_all)
+		return;
+	d->nwin++;
+	d->calls += calls;
+	d->len_ns += (double)len_ns;
+	d->ref_all += (double)ref_all;
+	if (on_ns) {
+		r = (double)calls / (double)on_ns;
+		d->on_ns += (double)on_ns;
+		d->sum_r += r;
+		d->sum_r2 += r * r;
+	}
+	if (ref_on) {
+		r = (double)calls / (double)ref_on;
+		d->nref++;
+		d->ref_on += (double)ref_on;
+		d->sum_q += r;
+		d->sum_q2 += r * r;
+	}
+}
+
+/* Two-sided 95 % quantile of Student's t with df degrees of freedom. */
+static double t975(uint32_t df)
+{
+	static const double t[] = {0,	  12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
+				   2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+				   2.120, 2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
+				   2.064, 2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+
+	return df < sizeof(t) / sizeof(t[0]) ? t[df] : 1.96;
+}
+
+static uint64_t scaled(uint64_t v, double s)
+{
+	double x = (double)v * s;
+
+	return x >= 1.8e19 ? UINT64_MAX : (uint64_t)llround(x);
+}
+
+/*
+ * Calls in partly probed intervals are estimated as the probed rate times
+ * the intervals' length (a ratio estimator). The interval takes the larger
+ * of the spread of the per-interval rates (t, n - 1 degrees of freedom)
+ * and the Poisson error of the calls seen. The other figures scale with
+ * the calls, so means and quantiles keep what the windows measured.
+ */
+/* Half width of a 95 % interval of a ratio seen over n intervals, in units of den. */
+static double half_width(uint64_t calls, double den, uint32_t n, double sum, double sum2)
+{
+	/* Rule of three when none were seen: fewer than 3 with 95 % confidence. */
+	double hw = 1.96 * sqrt((double)(calls ? calls : 3)) / den;
+
+	if (n > 1) {
+		double m = sum / n, var = (sum2 - n * m * m) / (n - 1);
+
+		hw = fmax(hw, t975(n - 1) * sqrt(fmax(var, 0) / n));
+	}
+	return hw;
+}
+
+void at_profile_estimate(struct at_func_profile *p)
+{
+	const struct at_duty_est *d = &p->duty;
+	struct at_counts *c = &p->c;
+	double rate, hw, exact, est, s, span;
+
+	if (!d->nwin || p->estimated)
+		return;
+	if (d->ref_on > 0) {
+		/*
+		 * Calls per call of the always-on functions: the probes slow the
+		 * target down in the windows, which a rate per second would carry
+		 * over to the whole run, while the mix of calls stays the same.
+		 */
+		rate = (double)d->calls / d->ref_on;
+		hw = half_width(d->calls, d->ref_on, d->nref, d->sum_q, d->sum_q2);
+		span = d->ref_all;
+	} else if (d->on_ns > 0) {
+		rate = (double)d->calls / d->on_ns;
+		hw = half_width(d->calls, d->on_ns, d->nwin, d->sum_r, d->sum_r2);
+		span = d->len_ns;
+	} else {
+		return;
+	}
+	exact = (double)(c->calls - (d->calls < c->calls ? d->calls : c->calls));
+	est = exact + rate * span;
+	p->estimated = true;
+	p->seen_calls = c->calls;
+	p->calls_lo = fmax(exact + (double)d->calls, exact + (rate - hw) * span);
+	p->calls_hi = exact + (rate + hw) * span;
+	if (!c->calls)
+		return;
+	s = est / (double)c->calls;
+	c->calls = scaled(c->calls, s);
+	c->returns = scaled(c->returns, s);
+	c->sum_ns = scaled(c->sum_ns, s);
+	c->total_ns = scaled(c->total_ns, s);
+	c->self_ns = scaled(c->self_ns, s);
+	c->errors = scaled(c->errors, s);
+	c->sumsq *= s;
+	for (uint32_t b = 0; b < AT_HIST_BUCKETS; b++)
+		p->hist[b] = scaled(p->hist[b], s);
+}
+
 /*
  * Interpolate linearly inside the bucket that holds the q-th value: with
  * 8 sub-buckets per power of two the error stays under 12.5 %.

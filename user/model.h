@@ -86,12 +86,25 @@ struct at_window_entry {
 	struct at_hist_pair *hist; /* ascending bucket order */
 };
 
+/*
+ * A function probed only part of an interval (the coarse budget's duty
+ * cycle): its entry in the window counts on_ns of the interval.
+ */
+struct at_duty_on {
+	uint32_t id;
+	uint64_t on_ns;
+};
+
 /* One interval snapshot; only functions with activity are listed. */
 struct at_window {
 	uint64_t start_ns; /* relative to the recording's start */
 	uint64_t end_ns;
 	uint32_t n;
 	struct at_window_entry *e;
+	uint32_t nduty; /* functions probed part of the interval, ascending ids */
+	struct at_duty_on *duty;
+	/* Calls of the always-on functions in the interval, and in its windows. */
+	uint64_t ref_all, ref_on;
 };
 
 struct at_end {
@@ -157,15 +170,39 @@ struct at_detail_stats {
 	uint64_t *dropped_cpu; /* reservations that failed, per CPU */
 };
 
+/*
+ * Figures of a duty-cycled function: what its probed windows saw. The
+ * calls outside them are estimated from their rates (at_profile_estimate).
+ */
+struct at_duty_est {
+	uint32_t nwin;	      /* partly probed intervals */
+	uint64_t calls;	      /* calls seen in them */
+	double on_ns, len_ns; /* probed time, and those intervals' length */
+	double sum_r, sum_r2; /* per-interval rates (calls/ns): sum, sum of squares */
+	/* The same against the always-on functions' calls (ref_on, ref_all). */
+	uint32_t nref;
+	double ref_on, ref_all, sum_q, sum_q2;
+};
+
 /* Aggregate of one function over a whole recording. */
 struct at_func_profile {
 	struct at_counts c;
 	uint64_t hist[AT_HIST_BUCKETS];
+	struct at_duty_est duty;
+	/* Set by at_profile_estimate() when counts were scaled up. */
+	bool estimated;
+	double calls_lo, calls_hi; /* 95 % interval of the calls */
+	uint64_t seen_calls;	   /* calls the probes saw (what they cost) */
 };
 
 void at_counts_merge(struct at_counts *dst, const struct at_counts *src);
 /* Add a window entry into an aggregate. */
 void at_profile_add(struct at_func_profile *p, const struct at_window_entry *e);
+/* Note that an interval of len_ns saw calls in the on_ns it was probed. */
+void at_profile_add_duty(struct at_func_profile *p, uint64_t calls, uint64_t on_ns, uint64_t len_ns,
+			 uint64_t ref_on, uint64_t ref_all);
+/* Scale a duty-cycled function's figures to estimates, once; sets estimated. */
+void at_profile_estimate(struct at_func_profile *p);
 /* Value at quantile q (0..1) of a histogram, clamped to [min, max]. */
 uint64_t at_hist_quantile(const uint64_t *hist, double q, uint64_t min_ns, uint64_t max_ns);
 /* The same over one window entry's sparse histogram; NAN without timed calls. */

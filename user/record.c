@@ -30,6 +30,7 @@
 #include "coarse.skel.h"
 #include "commands.h"
 #include "detailctl.h"
+#include "duty.h"
 #include "relevance.h"
 #include "diff.h"
 #include "export.h"
@@ -79,7 +80,10 @@ struct recorder {
 	struct at_usdt_rec *usdt; /* -u, or NULL */
 	size_t nrefused;	  /* selected, but the kernel will not probe them */
 	struct at_stats_reader *stats;
-	struct at_dctl *dctl;	/* detail phase; NULL when off */
+	struct at_dctl *dctl; /* detail phase; NULL when off */
+	struct at_duty *duty; /* coarse budget's duty cycle; NULL when off */
+	struct at_duty_site *sites;
+	const char **paths;
 	struct at_watch *watch; /* replaced binaries, exec of the target */
 	char exec_path[256];	/* what the target executed */
 	struct at_writer *w;
@@ -149,7 +153,12 @@ static void record_usage(FILE *f)
 	      "      --args SPEC      decode a function's arguments (see below; at most two\n"
 	      "                       strings per function); repeatable\n"
 	      "      --budget PCT     slowdown the detail phase may add to the coarse-only run,\n"
-	      "                       kept by the adaptive rate controller (default 5)\n"
+	      "                       kept by the adaptive rate controller (default 5). Given\n"
+	      "                       explicitly, it bounds the coarse probes too: when they\n"
+	      "                       cost more for 3 s, the costliest functions move to\n"
+	      "                       probing windows (10 ms or more every 2 s, sized to the\n"
+	      "                       budget) and their figures become estimates, marked ~\n"
+	      "                       with a 95 % interval (needs uprobe session links)\n"
 	      "      --max-events N   at most N detail events per second in all\n"
 	      "  Sampled calls go through a ring buffer; a full buffer drops events and counts\n"
 	      "  them per function and CPU (report shows them). A function whose profile stays\n"
@@ -524,6 +533,13 @@ static void describe(struct recorder *r, int argc, char **argv)
 		at_usdtrec_describe(r->usdt, t);
 }
 
+/* --budget bounds the coarse probes too, by a duty cycle on session links. */
+static bool want_duty(const struct rec_opts *o)
+{
+	return o->dopt.budget_pct > 0 && !o->empty_probes && !o->entry_only &&
+	       !at_dctl_off(&o->dopt) && at_features()->uprobe_session;
+}
+
 static int load_programs(struct recorder *r)
 {
 	uint32_t n = (uint32_t)r->tgt.nsel + at_usdtrec_nids(r->usdt);
@@ -552,6 +568,10 @@ static int load_programs(struct recorder *r)
 	at_prepare_program(s->progs.coarse_return);
 	at_prepare_program(s->progs.empty_entry);
 	at_prepare_program(s->progs.empty_return);
+	bpf_program__set_autoload(s->progs.coarse_session, want_duty(r->o));
+	if (want_duty(r->o))
+		bpf_program__set_expected_attach_type(s->progs.coarse_session,
+						      AT_BPF_TRACE_UPROBE_SESSION);
 	err = coarse_bpf__load(s);
 	if (err) {
 		snprintf(r->err, sizeof(r->err),
@@ -676,12 +696,82 @@ static void detach_all(struct recorder *r)
 {
 	if (r->skel && r->skel->bss)
 		r->skel->bss->returns_off = true;
+	at_duty_take_links(r->duty, &r->return_links);
 	at_dctl_detach_returns(r->dctl, &r->return_links);
+	at_duty_join(r->duty);
 	at_usdtrec_detach(r->usdt);
 	at_dctl_detach(r->dctl);
 	at_links_destroy(&r->entry_links);
 	bpf_link__destroy(r->exec_link);
 	r->exec_link = NULL;
+}
+
+/* The coarse budget's duty cycle: where each function id is probed. */
+static void setup_duty(struct recorder *r)
+{
+	pid_t pid = r->o->cmd ? r->child : r->tgt.pid;
+	struct at_duty_opts o = {0};
+	uint32_t id = 0;
+
+	if (!r->dctl || !want_duty(r->o) || !r->tgt.nsel)
+		return;
+	r->sites = at_xcalloc(r->tgt.nsel, sizeof(*r->sites));
+	r->paths = at_xcalloc(r->tgt.nbins, sizeof(*r->paths));
+	for (size_t b = 0; b < r->tgt.nbins; b++) {
+		const struct at_target_bin *tb = &r->tgt.bins[b];
+
+		r->paths[b] = tb->attach_path;
+		for (size_t i = 0; i < tb->nsel; i++, id++)
+			r->sites[id] = (struct at_duty_site){
+			    .bin = (uint32_t)b,
+			    .off = tb->elf.funcs[tb->sel[i]].offset,
+			    .flags = (!pid && !tb->is_main) ? AT_COOKIE_EXE_FILTER : 0,
+			    .refused = tb->refused && tb->refused[i],
+			};
+	}
+	o.session = r->skel->progs.coarse_session;
+	o.gen = &r->skel->bss->gen;
+	o.quiesce = &r->skel->bss->quiesce;
+	o.quiesce_detail = at_dctl_quiesce;
+	o.ctx = r->dctl;
+	o.refcalls_fd = bpf_map__fd(r->skel->maps.refcalls);
+	o.paths = r->paths;
+	o.sites = r->sites;
+	o.n = id;
+	o.pid = pid;
+	o.period_s = 2;
+	r->duty = at_duty_new(&o);
+	at_dctl_set_duty(r->dctl, r->duty);
+}
+
+/* Carry out what the detail controller planned for the coarse budget. */
+static void apply_duty(struct recorder *r, uint64_t now)
+{
+	struct at_links detail = {0};
+	const bool *demote;
+	char err[AT_ERRLEN];
+	uint32_t moved = 0;
+	double frac;
+
+	if (!at_dctl_coarse_demand(r->dctl, &demote, &frac))
+		return;
+	for (uint32_t id = 0; id < at_duty_nfuncs(r->duty); id++)
+		moved += demote[id] && !at_duty_is_demoted(r->duty, id);
+	if (!moved) {
+		at_duty_set_frac(r->duty, frac);
+		return;
+	}
+	at_dctl_drop_detail(r->dctl, demote, now, &detail);
+	if (at_duty_demote(r->duty, demote, frac, &r->entry_links, &r->return_links, &detail, now,
+			   err, sizeof(err))) {
+		at_warn("coarse budget: cannot move functions to probing windows: %s", err);
+		at_links_destroy(&detail);
+		return;
+	}
+	if (!r->o->quiet)
+		at_err("coarse budget: %u function%s cost more than --budget allows; probed "
+		       "%.1f %% of the time from now on, their figures become estimates",
+		       moved, moved == 1 ? "" : "s", 100 * frac);
 }
 
 /* Per-interval consumers: the OpenMetrics file and the caller's hook (top). */
@@ -714,12 +804,15 @@ static int tick(struct recorder *r, uint64_t now)
 		at_window_clear(&win);
 		return -EIO;
 	}
+	at_duty_fill(r->duty, r->last_tick, now, &win);
 	win.start_ns = r->last_tick - r->t0;
 	win.end_ns = now - r->t0;
 	r->last_tick = now;
 	err = at_writer_window(r->w, &win);
 	if (!err && r->dctl)
 		err = at_dctl_tick(r->dctl, &win, now, r->w);
+	if (!err && r->duty)
+		apply_duty(r, now);
 	at_profile_set_add_window(&r->ps, &win);
 	window_hooks(r, &win);
 	at_window_clear(&win);
@@ -786,7 +879,7 @@ static void run_loop(struct recorder *r, int sfd)
 		    {.fd = pfd, .events = POLLIN},
 		    {.fd = r->dctl ? at_dctl_fd(r->dctl) : -1, .events = POLLIN},
 		};
-		int timeout = -1;
+		int timeout = -1, duty;
 		uint64_t now = at_now_ns();
 
 		if (deadline) {
@@ -796,6 +889,9 @@ static void run_loop(struct recorder *r, int sfd)
 			}
 			timeout = (int)((deadline - now + 999999) / 1000000);
 		}
+		duty = at_duty_poll(r->duty, now);
+		if (duty >= 0 && (timeout < 0 || duty < timeout))
+			timeout = duty;
 		/* Negative descriptors are ignored by poll(). */
 		if (poll(fds, 4, timeout) < 0 && errno != EINTR)
 			break;
@@ -933,6 +1029,7 @@ static int finish(struct recorder *r)
 		struct at_report_opts ro = {.sort = "total", .top = 30};
 
 		fputc('\n', stderr);
+		at_profile_set_estimate(&r->ps);
 		at_report_print(stderr, &r->ps, &ro);
 		fprintf(stderr, "Trace written to %s; 'adaptrace report %s' shows it all.\n",
 			r->o->output, r->o->output);
@@ -946,6 +1043,9 @@ static void recorder_free(struct recorder *r)
 	if (r->w)
 		at_writer_close(r->w);
 	at_stats_reader_free(r->stats);
+	at_duty_free(r->duty);
+	free(r->sites);
+	free(r->paths);
 	at_dctl_free(r->dctl);
 	at_watch_free(r->watch);
 	at_usdtrec_free(r->usdt);
@@ -1122,6 +1222,7 @@ int at_record_run(int argc, char **argv, const struct at_record_hook *hook)
 		       "Ctrl-C to stop",
 		       nprobed, r.tgt.nbins, r.tgt.nbins == 1 ? "y" : "ies",
 		       r.tgt.bins[0].display_path);
+	setup_duty(&r);
 	r.watch = at_watch_new(&r.tgt, o.cmd ? r.child : r.tgt.pid);
 	release_child(&r);
 

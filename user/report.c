@@ -20,15 +20,37 @@ void at_profile_set_init(struct at_profile_set *ps, const struct at_trace *t)
 		at_profile_set_add_window(ps, &t->wins[i]);
 	if (t->has_end)
 		ps->duration_ns = t->end.duration_ns;
+	at_profile_set_estimate(ps);
 }
 
 void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window *w)
 {
+	uint32_t j = 0;
+
 	for (uint32_t i = 0; i < w->n; i++)
 		if (w->e[i].id < ps->t->nsyms)
 			at_profile_add(&ps->p[w->e[i].id], &w->e[i]);
+	/* Both lists ascend by id. */
+	for (uint32_t k = 0; k < w->nduty; k++) {
+		uint32_t id = w->duty[k].id;
+		uint64_t calls = 0;
+
+		while (j < w->n && w->e[j].id < id)
+			j++;
+		if (j < w->n && w->e[j].id == id)
+			calls = w->e[j].c.calls;
+		if (id < ps->t->nsyms)
+			at_profile_add_duty(&ps->p[id], calls, w->duty[k].on_ns,
+					    w->end_ns - w->start_ns, w->ref_on, w->ref_all);
+	}
 	if (w->end_ns > ps->duration_ns)
 		ps->duration_ns = w->end_ns;
+}
+
+void at_profile_set_estimate(struct at_profile_set *ps)
+{
+	for (size_t i = 0; i < ps->t->nsyms; i++)
+		at_profile_estimate(&ps->p[i]);
 }
 
 void at_profile_set_free(struct at_profile_set *ps)
@@ -132,12 +154,17 @@ static double probe_hit_ns(const struct at_trace *t)
 	return ns > 0 && ns < 1e9 ? ns : 0;
 }
 
-/* What id's probes cost the target per second of the recording (ms of CPU). */
+/*
+ * What id's probes cost the target per second of the recording (ms of CPU):
+ * the calls they saw, not the estimate of a duty-cycled function.
+ */
 static double probe_ms_per_s(const struct at_profile_set *ps, const struct row *r, double hit_ns)
 {
 	if (!(hit_ns > 0) || !ps->duration_ns)
 		return 0;
-	return (double)r->p->c.calls * hit_ns / (double)ps->duration_ns * 1e3;
+	uint64_t seen = r->p->estimated ? r->p->seen_calls : r->p->c.calls;
+
+	return (double)seen * hit_ns / (double)ps->duration_ns * 1e3;
 }
 
 static void print_json(FILE *f, const struct at_profile_set *ps, struct row *rows, size_t n)
@@ -174,13 +201,19 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 			",\"self_ns\":%" PRIu64 ",\"mean_ns\":%.0f,\"p50_ns\":%.0f,\"p90_ns\":%.0f"
 			",\"p99_ns\":%.0f,\"min_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
 			",\"cov\":%.4f,\"errors\":%" PRIu64 ",\"max_concurrency\":%" PRIu64
-			",\"probe_ms_per_s\":%.3f,\"detail\":{\"events\":%" PRIu64
+			",\"probe_ms_per_s\":%.3f,\"estimated\":%s,\"detail\":{\"events\":%" PRIu64
 			",\"dropped\":%" PRIu64 ",\"rate\":%.6g,\"sampled\":%" PRIu64
-			",\"unfinished\":%" PRIu64 "}}",
+			",\"unfinished\":%" PRIu64 "}",
 			c->calls, c->returns, c->total_ns, c->self_ns, rows[i].mean, rows[i].p50,
 			rows[i].p90, rows[i].p99, c->min_ns, c->max_ns, rows[i].cov, c->errors,
-			c->max_conc, probe_ms_per_s(ps, &rows[i], hit_ns), ds ? ds->events : 0,
+			c->max_conc, probe_ms_per_s(ps, &rows[i], hit_ns),
+			rows[i].p->estimated ? "true" : "false", ds ? ds->events : 0,
 			ds ? ds->dropped : 0, ds ? ds->rate : 0, ds ? ds->sampled : 0, unfinished);
+		/* Estimates carry their interval, so no one mistakes them for counts. */
+		if (rows[i].p->estimated)
+			fprintf(f, ",\"calls_ci95\":[%.0f,%.0f]", rows[i].p->calls_lo,
+				rows[i].p->calls_hi);
+		fputc('}', f);
 	}
 	fputs("],\"usdt\":[", f);
 	at_usdt_report_json(f, ps);
@@ -256,6 +289,13 @@ static char *exact(char *buf, size_t len, uint64_t n)
 	return buf;
 }
 
+/* A duty-cycled function's calls: an estimate, marked with ~. */
+static char *calls_text(char *buf, size_t len, const struct at_func_profile *p)
+{
+	snprintf(buf, len, "%s%" PRIu64, p->estimated ? "~" : "", p->c.calls);
+	return buf;
+}
+
 static void print_table(FILE *f, const struct at_profile_set *ps, struct row *rows, size_t n,
 			size_t shown)
 {
@@ -293,7 +333,7 @@ static void print_table(FILE *f, const struct at_profile_set *ps, struct row *ro
 		    at_esc_text_buf(
 			shown_name,
 			(size_t)w < sizeof(shown_name) ? (size_t)w + 1 : sizeof(shown_name), name),
-		    exact(b[0], sizeof(b[0]), c->calls),
+		    calls_text(b[0], sizeof(b[0]), r->p),
 		    at_fmt_ns(b[1], sizeof(b[1]), (double)c->total_ns),
 		    at_fmt_ns(b[2], sizeof(b[2]), (double)c->self_ns),
 		    at_fmt_ns(b[3], sizeof(b[3]), r->mean), at_fmt_ns(b[4], sizeof(b[4]), r->p50),
@@ -349,6 +389,40 @@ static void print_probe_cost(FILE *f, const struct at_profile_set *ps, const str
 	fputs(").", f);
 }
 
+/* Say which figures are estimates, and how good the widest one is. */
+static void print_estimates(FILE *f, const struct at_profile_set *ps)
+{
+	const struct at_func_profile *worst = NULL;
+	double wrel = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < ps->t->nsyms; i++) {
+		const struct at_func_profile *p = &ps->p[i];
+		double rel;
+
+		if (!p->estimated)
+			continue;
+		n++;
+		rel = p->c.calls ? (p->calls_hi - p->calls_lo) / 2 / (double)p->c.calls : 0;
+		if (!worst || rel > wrel) {
+			worst = p;
+			wrel = rel;
+		}
+	}
+	if (!n)
+		return;
+	fprintf(f,
+		" %zu function%s cost more than --budget allowed and %s probed in short "
+		"windows: the figures marked ~ are estimates scaled from those windows",
+		n, n == 1 ? "" : "s", n == 1 ? "was" : "were");
+	if (worst && worst->c.calls)
+		fprintf(f,
+			" (calls within +-%.1f %% at 95 %% confidence or better; "
+			"--json gives each interval)",
+			100 * wrel);
+	fputc('.', f);
+}
+
 static void print_footer(FILE *f, const struct at_profile_set *ps, const struct row *rows, size_t n)
 {
 	const struct at_trace *t = ps->t;
@@ -356,6 +430,7 @@ static void print_footer(FILE *f, const struct at_profile_set *ps, const struct 
 
 	fprintf(f, "\n%zu of %zu traced functions were called in %s.", n, t->nsyms,
 		at_fmt_ns(d, sizeof(d), (double)ps->duration_ns));
+	print_estimates(f, ps);
 	print_probe_cost(f, ps, rows, n);
 	if (t->has_end) {
 		const uint64_t *g = t->end.diag;
@@ -416,33 +491,36 @@ void at_report_print(FILE *f, const struct at_profile_set *ps, const struct at_r
 
 static void report_usage(FILE *f)
 {
-	fputs(
-	    "Usage: adaptrace report FILE [--json] [--sort KEY] [--top N] [--hist GLOB]...\n"
-	    "       adaptrace report FILE --events [GLOB] [--json]\n"
-	    "       adaptrace report FILE --selection [--json]\n"
-	    "\n"
-	    "Print the per-function figures of a recording made by 'adaptrace record'.\n"
-	    "\n"
-	    "  --sort KEY     order rows by total (default: inclusive time, recursion counted\n"
-	    "                 once), calls, self, mean, p50, p90, p99, max, errors or name\n"
-	    "  --top N        show only the first N rows\n"
-	    "  --hist GLOB    draw the latency histogram of matching functions (repeatable)\n"
-	    "  --json         one JSON object (keys: target, duration_ns, probe_hit_ns,\n"
-	    "                 functions[], usdt[], dropped_events, diagnostics)\n"
-	    "  --salvage      report what a damaged file holds before the damage\n"
-	    "  --events [GLOB]  list the calls the detail phase captured (of functions\n"
-	    "                 matching GLOB): time, pid, tid, cpu, duration, return value and\n"
-	    "                 arguments (typed per record --args, else six raw registers;\n"
-	    "                 a cut string ends in ...); with --json one object per line\n"
-	    "                 (function, pid, tid, cpu, ts_ns, duration_ns, args, ret,\n"
-	    "                 truncated)\n"
-	    "  --selection    how the detailed set and the sampling rates changed over\n"
-	    "                 time, each change with its reason (--json: one per line)\n"
-	    "\n"
-	    "Times are inclusive per call (mean, p50, p90, p99, max), from a log-linear\n"
-	    "histogram with 8 sub-buckets per power of two (12.5 % resolution). ERRORS counts\n"
-	    "returns with a negative value. Exit status: 0, or 2 for a missing or corrupt file.\n",
-	    f);
+	fputs("Usage: adaptrace report FILE [--json] [--sort KEY] [--top N] [--hist GLOB]...\n"
+	      "       adaptrace report FILE --events [GLOB] [--json]\n"
+	      "       adaptrace report FILE --selection [--json]\n"
+	      "\n"
+	      "Print the per-function figures of a recording made by 'adaptrace record'.\n"
+	      "\n"
+	      "  --sort KEY     order rows by total (default: inclusive time, recursion counted\n"
+	      "                 once), calls, self, mean, p50, p90, p99, max, errors or name\n"
+	      "  --top N        show only the first N rows\n"
+	      "  --hist GLOB    draw the latency histogram of matching functions (repeatable)\n"
+	      "  --json         one JSON object (keys: target, duration_ns, probe_hit_ns,\n"
+	      "                 functions[], usdt[], dropped_events, diagnostics)\n"
+	      "  --salvage      report what a damaged file holds before the damage\n"
+	      "  --events [GLOB]  list the calls the detail phase captured (of functions\n"
+	      "                 matching GLOB): time, pid, tid, cpu, duration, return value and\n"
+	      "                 arguments (typed per record --args, else six raw registers;\n"
+	      "                 a cut string ends in ...); with --json one object per line\n"
+	      "                 (function, pid, tid, cpu, ts_ns, duration_ns, args, ret,\n"
+	      "                 truncated)\n"
+	      "  --selection    how the detailed set and the sampling rates changed over\n"
+	      "                 time, each change with its reason (--json: one per line)\n"
+	      "\n"
+	      "Times are inclusive per call (mean, p50, p90, p99, max), from a log-linear\n"
+	      "histogram with 8 sub-buckets per power of two (12.5 % resolution). ERRORS counts\n"
+	      "returns with a negative value. Counts are exact, except for functions that record\n"
+	      "--budget probed only in windows: their figures are scaled from the windows' rate,\n"
+	      "marked ~ in the table, and in --json have \"estimated\": true and \"calls_ci95\"\n"
+	      "(a 95 % interval of the calls; exact ones have \"estimated\": false).\n"
+	      "Exit status: 0, or 2 for a missing or corrupt file.\n",
+	      f);
 }
 
 int cmd_report(int argc, char **argv)

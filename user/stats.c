@@ -228,5 +228,6 @@ void at_window_clear(struct at_window *win)
 	for (uint32_t i = 0; i < win->n; i++)
 		free(win->e[i].hist);
 	free(win->e);
+	free(win->duty);
 	memset(win, 0, sizeof(*win));
 }

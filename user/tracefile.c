@@ -112,6 +112,8 @@ static const char *chunk_name(uint32_t type, char *buf, size_t len)
 		return "detail-stats";
 	case AT_CHUNK_USDT:
 		return "usdt";
+	case AT_CHUNK_DUTY:
+		return "duty";
 	}
 	snprintf(buf, len, "type-%u", type);
 	return buf;
@@ -459,6 +461,33 @@ int at_writer_symbols(struct at_writer *w, const struct at_symbol *syms, size_t 
 	return 0;
 }
 
+/* Ids ascend, so each is stored as the gap from the one before. */
+static int write_duty(struct at_writer *w, const struct at_window *win)
+{
+	struct buf *b = &w->raw;
+	uint32_t prev = 0;
+
+	b->len = 0;
+	if (win->ref_on > win->ref_all)
+		return werr(w, "%s: more window calls than calls", w->path);
+	put_uv(b, win->start_ns);
+	put_uv(b, win->end_ns);
+	put_uv(b, win->ref_all);
+	put_uv(b, win->ref_on);
+	put_uv(b, win->nduty);
+	for (uint32_t i = 0; i < win->nduty; i++) {
+		const struct at_duty_on *d = &win->duty[i];
+
+		if (d->id >= w->nsyms || (i && d->id <= prev) ||
+		    d->on_ns > win->end_ns - win->start_ns)
+			return werr(w, "%s: bad duty entry for symbol %u", w->path, d->id);
+		put_uv(b, i ? d->id - prev - 1 : d->id);
+		put_uv(b, d->on_ns);
+		prev = d->id;
+	}
+	return write_chunk(w, AT_CHUNK_DUTY, b->p, b->len);
+}
+
 int at_writer_window(struct at_writer *w, const struct at_window *win)
 {
 	struct buf *b = &w->raw;
@@ -514,7 +543,9 @@ int at_writer_window(struct at_writer *w, const struct at_window *win)
 			prev = bk;
 		}
 	}
-	return write_chunk(w, AT_CHUNK_WINDOW, b->p, b->len);
+	if (write_chunk(w, AT_CHUNK_WINDOW, b->p, b->len))
+		return -1;
+	return win->nduty ? write_duty(w, win) : 0;
 }
 
 int at_writer_end(struct at_writer *w, const struct at_end *end)
@@ -629,7 +660,8 @@ int at_writer_chunk(struct at_writer *w, uint32_t type, const void *raw, size_t 
 {
 	if (wcheck(w, "extension", true) < 0)
 		return -1;
-	if (type <= AT_CHUNK_USDT || (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS))
+	if (type <= AT_CHUNK_USDT || (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS) ||
+	    type == AT_CHUNK_DUTY)
 		return werr(w, "%s: chunk type %u is reserved", w->path, type);
 	return write_chunk(w, type, raw, len);
 }
@@ -867,6 +899,9 @@ static void free_window(struct at_window *w)
 	free(w->e);
 	w->e = NULL;
 	w->n = 0;
+	free(w->duty);
+	w->duty = NULL;
+	w->nduty = 0;
 }
 
 static bool dec_entry(struct parse *ps, struct cur *c, struct at_window_entry *e)
@@ -945,6 +980,59 @@ static bool dec_window(struct parse *ps, struct cur *c)
 	}
 	t->wins[t->nwins++] = w;
 	return true;
+}
+
+/* The duty list of the window just read; it names the same interval. */
+static bool dec_duty(struct parse *ps, struct cur *c)
+{
+	struct at_trace *t = ps->t;
+	struct at_window *w = t->nwins ? &t->wins[t->nwins - 1] : NULL;
+	uint64_t start, end, gap, id = 0;
+	size_t n;
+
+	if (!get_uv(c, &start, "start time") || !get_uv(c, &end, "end time"))
+		return false;
+	if (!w || w->start_ns != start || w->end_ns != end)
+		return cfail(c, "no window for this interval");
+	if (w->nduty || w->ref_all)
+		return cfail(c, "second duty list for one window");
+	if (!get_uv(c, &w->ref_all, "reference calls") || !get_uv(c, &w->ref_on, "window calls"))
+		return false;
+	if (w->ref_on > w->ref_all) {
+		w->ref_all = w->ref_on = 0;
+		return cfail(c, "more window calls than calls");
+	}
+	if (!get_count(c, &n, 2, "duty entries"))
+		return false;
+	if (n > t->nsyms)
+		return cfail(c, "%zu duty entries for %zu symbols", n, t->nsyms);
+	if (!n)
+		return true;
+	w->duty = at_xcalloc(n, sizeof(*w->duty));
+	for (size_t i = 0; i < n; i++) {
+		struct at_duty_on *d = &w->duty[i];
+
+		if (!get_uv(c, &gap, "symbol gap") || !get_uv(c, &d->on_ns, "probed time"))
+			goto bad;
+		id = i ? id + 1 + gap : gap;
+		if (gap >= t->nsyms || id >= t->nsyms) {
+			cfail(c, "duty symbol out of range (%zu symbols)", t->nsyms);
+			goto bad;
+		}
+		if (d->on_ns > end - start) {
+			cfail(c, "symbol %llu probed longer than its interval",
+			      (unsigned long long)id);
+			goto bad;
+		}
+		d->id = (uint32_t)id;
+	}
+	w->nduty = (uint32_t)n;
+	return true;
+bad:
+	free(w->duty);
+	w->duty = NULL;
+	w->ref_all = w->ref_on = 0;
+	return false;
 }
 
 static bool dec_usdt_keys(struct cur *c, struct at_symbol *s)
@@ -1172,7 +1260,7 @@ static bool dec_dstats(struct parse *ps, struct cur *c)
 static bool known_chunk(uint32_t type)
 {
 	return (type >= AT_CHUNK_HEADER && type <= AT_CHUNK_USDT) ||
-	       (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS);
+	       (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS) || type == AT_CHUNK_DUTY;
 }
 
 /* Inflate exactly raw bytes out of comp bytes, no more, no less. */
@@ -1386,6 +1474,9 @@ int at_trace_parse(const void *data, size_t len, struct at_trace *t, bool salvag
 			break;
 		case AT_CHUNK_USDT:
 			ok = dec_usdt(&ps, &c);
+			break;
+		case AT_CHUNK_DUTY:
+			ok = dec_duty(&ps, &c);
 			break;
 		default:
 			ok = dec_end(&ps, &c);

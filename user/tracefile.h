@@ -25,10 +25,11 @@ enum at_chunk_type {
 	AT_CHUNK_SELECT = 11, /* selection and rate changes, with reasons */
 	AT_CHUNK_DSTATS = 12, /* per-function detail totals so far (latest wins) */
 	AT_CHUNK_USDT = 5,    /* kind, provider, probe and key of USDT rows */
+	AT_CHUNK_DUTY = 30,   /* the window before it: functions probed part of it */
 			      /*
 			       * Readers skip types they do not know. Reserved ranges, one per
 			       * concern: 5-9 USDT, 10-19 detail phase (events, selection log,
-			       * detail stats), 20-29 diff/export.
+			       * detail stats), 20-29 diff/export, 30-39 coarse budget.
 			       */
 };
 
@@ -43,7 +44,10 @@ int at_writer_header(struct at_writer *w, const struct at_kv *kv, size_t nkv,
 		     const struct at_binary *bins, size_t nbins);
 /* Appends to the table; each id must be the symbol's index in the whole table. */
 int at_writer_symbols(struct at_writer *w, const struct at_symbol *syms, size_t n);
-/* Ids must name written symbols, once each; histograms in ascending order. */
+/*
+ * Ids must name written symbols, once each; histograms in ascending order.
+ * A window with duty entries is followed by a duty chunk.
+ */
 int at_writer_window(struct at_writer *w, const struct at_window *win);
 int at_writer_end(struct at_writer *w, const struct at_end *end);
 /* Detail phase: a batch of events, selection changes, detail totals. */

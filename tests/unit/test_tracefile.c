@@ -93,9 +93,9 @@ static struct at_window_entry ents[] = {
     {0, {1, 0, 0, 0, 0, 0, 0, 0, 1, 0.0}, 0, NULL},
 };
 static struct at_window wins[] = {
-    {0, 1000000000, 3, ents},
-    {1000000000, 2000000000, 0, NULL},
-    {2000000000, 3000000000ULL, 1, ents + 1},
+    {0, 1000000000, 3, ents, 0, NULL},
+    {1000000000, 2000000000, 0, NULL, 0, NULL},
+    {2000000000, 3000000000ULL, 1, ents + 1, 0, NULL},
 };
 #define NWINS 3
 static struct at_end endrec = {3000000000ULL, -7, 42, {1, 2, 3, 4}, "target exited"};
@@ -146,8 +146,12 @@ static bool same_counts(const struct at_counts *a, const struct at_counts *b)
 
 static bool same_window(const struct at_window *a, const struct at_window *b)
 {
-	if (a->start_ns != b->start_ns || a->end_ns != b->end_ns || a->n != b->n)
+	if (a->start_ns != b->start_ns || a->end_ns != b->end_ns || a->n != b->n ||
+	    a->nduty != b->nduty || a->ref_all != b->ref_all || a->ref_on != b->ref_on)
 		return false;
+	for (uint32_t i = 0; i < a->nduty; i++)
+		if (a->duty[i].id != b->duty[i].id || a->duty[i].on_ns != b->duty[i].on_ns)
+			return false;
 	for (uint32_t i = 0; i < a->n; i++) {
 		const struct at_window_entry *x = &a->e[i], *y = &b->e[i];
 
@@ -725,6 +729,76 @@ static int write_seeds(const char *dir)
 	return write_synthetic(dir, "full") || write_synthetic(dir, "unknown");
 }
 
+/* Duty lists the writer refuses, and the estimate a report makes of them. */
+static void test_duty(void)
+{
+	struct at_duty_on bad_order[] = {{5, 1}, {0, 1}}, too_long[] = {{0, 2000000000}};
+	struct at_window w = {0, 1000000000, 0, NULL, 2, bad_order};
+	char err[AT_ERRLEN];
+	struct at_writer *wr = at_writer_open(tpath("duty"), err, sizeof(err));
+	struct at_func_profile p = {0};
+	struct at_window_entry e = {0};
+
+	check(wr && at_writer_header(wr, kv, 5, bins, 2) == 0 &&
+		  at_writer_symbols(wr, syms, NSYMS) == 0,
+	      "duty: writer opens");
+	check(at_writer_window(wr, &w) == -1 && strstr(at_writer_error(wr), "bad duty entry"),
+	      "duty: ids out of order refused");
+	w.duty = too_long;
+	w.nduty = 1;
+	check(at_writer_window(wr, &w) == -1, "duty: probed longer than the interval refused");
+	at_writer_close(wr);
+
+	/* Round trip: the duty chunk comes back on the window before it. */
+	{
+		struct at_duty_on ok[] = {{0, 500000000}, {5, 1000000000}};
+		struct at_window good = {2000000000, 3000000000ULL, 1, ents + 1, 2, ok, 900, 90};
+		struct at_trace t;
+
+		wr = at_writer_open(tpath("duty2"), err, sizeof(err));
+		check(wr && at_writer_header(wr, kv, 5, bins, 2) == 0 &&
+			  at_writer_symbols(wr, syms, NSYMS) == 0 && at_writer_window(wr, &good) == 0 &&
+			  at_writer_close(wr) == 0,
+		      "duty: a window with a duty list is written");
+		check(at_trace_read(tpath("duty2"), &t, false, err, sizeof(err)) == 0 &&
+			  t.nwins == 1 && same_window(&t.wins[0], &good) && t.nunknown == 0,
+		      "duty: round trip");
+		at_trace_free(&t);
+	}
+
+	/* 10 s, one exact second with 100 calls, then 9 s probed 10 % with 10/s each. */
+	e.c.calls = e.c.returns = 100;
+	e.c.sum_ns = 100000;
+	at_profile_add(&p, &e);
+	for (int i = 0; i < 9; i++) {
+		e.c.calls = e.c.returns = 1;
+		e.c.sum_ns = 1000;
+		at_profile_add(&p, &e);
+		at_profile_add_duty(&p, 1, 100000000, 1000000000, 0, 0);
+	}
+	at_profile_estimate(&p);
+	check(p.estimated && p.seen_calls == 109 && p.c.calls == 190,
+	      "duty: calls estimated as exact part + rate x length (190)");
+	check(p.c.returns == 190 && p.c.sum_ns == 190000, "duty: timed figures scale along");
+	check(p.calls_lo <= 190 && p.calls_hi >= 190 && p.calls_lo >= 109,
+	      "duty: the interval holds the estimate and at least what was seen");
+	/* Against the always-on functions: 1 call per 10 of theirs, 9 x 1000 in all. */
+	{
+		struct at_func_profile q = {0};
+
+		e.c.calls = e.c.returns = 1;
+		for (int i = 0; i < 9; i++) {
+			at_profile_add(&q, &e);
+			at_profile_add_duty(&q, 1, 100000000, 1000000000, 10, 1000);
+		}
+		at_profile_estimate(&q);
+		check(q.estimated && q.c.calls == 900,
+		      "duty: calls estimated per call of the always-on functions (900)");
+	}
+	at_profile_estimate(&p);
+	check(p.c.calls == 190, "duty: estimating twice changes nothing");
+}
+
 int main(int argc, char **argv)
 {
 	char tmpl[] = "/tmp/test_tracefile.XXXXXX";
@@ -744,6 +818,7 @@ int main(int argc, char **argv)
 	test_payloads();
 	test_decoder();
 	test_files();
+	test_duty();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "# could not remove %s\n", tmpdir);

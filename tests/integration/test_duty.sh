@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The coarse budget's duty cycle. duty's hot() runs flat out, so its probes
+# cost far more than --budget 5 allows on any machine; cold() runs 100
+# times a second and costs almost nothing. With --budget, hot() moves to
+# short probing windows and its figures become estimates with an interval;
+# cold() stays exact through the move to new links. Without session links
+# (simulated), the old warning stays and every count is exact.
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+DUTY=$TARGETS/duty
+
+# est JSON NAME: the estimated flag of a function (fn's // would hide false).
+est()
+{
+	jq -r --arg n "$2" 'first(.functions[] | select(.name == $n)) | .estimated' "$1" 2>/dev/null
+}
+
+# Links of adaptrace's coarse and detail programs still in the kernel.
+our_links()
+{
+	local ids
+	ids=$("$BPFTOOL" prog show -j 2>/dev/null |
+		jq -r '.[] | select(.name // "" | test("^(coarse|detail)_")) | .id')
+	"$BPFTOOL" link show -j 2>/dev/null | jq --arg ids "$ids" \
+		'[.[] | select((.prog_id | tostring) as $p | ($ids | split("\n") | index($p)))] | length'
+}
+
+at_run "$WORK/b" record -o "$WORK/b.data" -f hot -f cold --budget 5 -- "$DUTY" 8
+expect_eq "record --budget 5 exits 0" "$RC" 0
+expect_match "it says which functions went to windows" "$(cat "$WORK/b.err")" \
+	'coarse budget: 1 function cost more than --budget allows; probed [0-9.]+ % of the time'
+expect_eq "no coarse or detail link left" "$(our_links)" 0
+if report_json "$WORK/b.data" "$WORK/b.json"; then
+	expect_eq "hot is estimated" "$(est "$WORK/b.json" hot)" true
+	expect_eq "hot has a 95 % interval around its calls" "$(jq -r \
+		'first(.functions[] | select(.name == "hot")) |
+		 (.calls_ci95 | length == 2) and .calls_ci95[0] <= .calls and .calls <= .calls_ci95[1]' \
+		"$WORK/b.json")" true
+	expect_eq "cold is exact" "$(est "$WORK/b.json" cold)" false
+	expect_eq "cold has no interval" "$(jq -r 'first(.functions[] | select(.name == "cold")) |
+		has("calls_ci95")' "$WORK/b.json")" false
+	expect_eq "cold's count is exact across the move" "$(fn "$WORK/b.json" cold calls)" \
+		"$(kv "$WORK/b.out" cold)"
+	expect_eq "no return went unmatched" "$(jq .diagnostics.unmatched_returns "$WORK/b.json")" 0
+	expect_cmp "hot's probes cost less than they would have" \
+		"$(fn "$WORK/b.json" hot probe_ms_per_s)" '<' \
+		"$(jq -r '.probe_hit_ns as $h | .duration_ns as $d |
+			first(.functions[] | select(.name == "hot")) | .calls * $h / $d * 1000' "$WORK/b.json")"
+fi
+"$ADAPTRACE" report "$WORK/b.data" >"$WORK/b.txt" 2>&1
+expect_match "the table marks the estimate" "$(grep '^hot ' "$WORK/b.txt")" '^hot +~[0-9]+ '
+expect_match "cold's row is unmarked" "$(grep '^cold ' "$WORK/b.txt")" '^cold +[0-9]+ '
+expect_match "the footer says what the ~ means" "$(cat "$WORK/b.txt")" \
+	'1 function cost more than --budget allowed and was probed in short windows: the figures marked ~ are estimates'
+
+# No session links: no duty cycle, the warning, and exact counts.
+ADAPTRACE_NO_UPROBE_SESSION=1 at_run "$WORK/n" record -o "$WORK/n.data" -f hot -f cold \
+	--budget 5 -- "$DUTY" 4
+expect_eq "without session links: exits 0" "$RC" 0
+expect_match "without session links: the warning says why" "$(cat "$WORK/n.err")" \
+	'more than the 5 % budget, which bounds only the detail phase here \(probing costly functions in windows needs uprobe session links'
+if report_json "$WORK/n.data" "$WORK/n.json"; then
+	expect_eq "without session links: hot is exact" "$(est "$WORK/n.json" hot)" false
+	counts_match "without session links" "$WORK/n.json" "$WORK/n.out"
+fi
+expect_eq "without session links: no link left" "$(our_links)" 0

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * duty: one thread calls hot() flat out, another calls cold() every 10 ms,
+ * for SECONDS (default 8); then prints "hot=N" and "cold=M", the exact
+ * numbers of calls. Traced with --budget, hot() costs far more than any
+ * budget allows and cold() almost nothing: the duty-cycle test target.
+ * Usage: duty [SECONDS]
+ */
+#include "common.h"
+
+static int stop;
+static unsigned long n_hot, n_cold;
+
+TRACED void hot(void)
+{
+	n_hot++;
+	OPAQUE();
+}
+
+TRACED void cold(void)
+{
+	n_cold++;
+	OPAQUE();
+}
+
+static void *spin(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE))
+		hot();
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	double secs = argc > 1 ? atof(argv[1]) : 8;
+	uint64_t end = now_ns() + (uint64_t)(secs * 1e9);
+	pthread_t th;
+
+	pthread_create(&th, NULL, spin, NULL);
+	while (now_ns() < end) {
+		cold();
+		sleep_ns(10000000);
+	}
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	printf("hot=%lu\ncold=%lu\n", n_hot, n_cold);
+	return 0;
+}

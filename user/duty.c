@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "adaptrace.h"
+#include "duty.h"
+#include "util.h"
+
+#define MAX_RELEASES  4
+#define MIN_WINDOW_NS 10000000ULL /* 10 ms: shorter windows are mostly attach time */
+/* A release still waiting after this long needs the probes quiesced. */
+#define QUIESCE_AFTER_NS 20000000ULL
+
+struct release {
+	struct at_links sets[4];
+	size_t nsets;
+	uint64_t started;
+	pthread_t th;
+	bool running;
+	atomic_bool done;
+};
+
+/* Probed time of the demoted functions: one span per window. */
+struct span {
+	uint64_t a, b; /* b == UINT64_MAX while open */
+};
+
+struct at_duty {
+	struct at_duty_opts o;
+	bool *demoted;
+	uint64_t *since; /* when each demoted function left the always-on links */
+	uint32_t ndemoted;
+	uint32_t gen;
+	double frac;
+	struct at_links exact, window;
+	bool open;
+	uint64_t opened, next_open, period_ns, win_ns;
+	struct span *spans;
+	size_t nspans, cap;
+	struct release rel[MAX_RELEASES];
+	bool quiesced;
+	/* refcalls at the last interval, at the window's opening (or the last
+	 * interval), and counted in windows since the last interval. */
+	uint64_t ref_last, ref_mark, ref_on;
+	uint64_t *percpu;
+	int ncpus;
+};
+
+/* Calls of the always-on functions so far, all CPUs. */
+static uint64_t read_ref(struct at_duty *d)
+{
+	uint32_t zero = 0;
+	uint64_t sum = 0;
+
+	if (bpf_map_lookup_elem(d->o.refcalls_fd, &zero, d->percpu))
+		return d->ref_last;
+	for (int i = 0; i < d->ncpus; i++)
+		sum += d->percpu[i];
+	return sum;
+}
+
+struct at_duty *at_duty_new(const struct at_duty_opts *o)
+{
+	struct at_duty *d = at_xcalloc(1, sizeof(*d));
+
+	d->o = *o;
+	d->demoted = at_xcalloc(o->n + 1, sizeof(*d->demoted));
+	d->since = at_xcalloc(o->n + 1, sizeof(*d->since));
+	d->period_ns = (uint64_t)((o->period_s > 0 ? o->period_s : 2) * 1e9);
+	d->ncpus = libbpf_num_possible_cpus();
+	if (d->ncpus < 1)
+		d->ncpus = 1;
+	d->percpu = at_xcalloc((size_t)d->ncpus, sizeof(*d->percpu));
+	return d;
+}
+
+bool at_duty_active(const struct at_duty *d)
+{
+	return d && d->ndemoted;
+}
+
+bool at_duty_is_demoted(const struct at_duty *d, uint32_t id)
+{
+	return d && id < d->o.n && d->demoted[id];
+}
+
+double at_duty_frac(const struct at_duty *d)
+{
+	return d ? d->frac : 1;
+}
+
+uint32_t at_duty_nfuncs(const struct at_duty *d)
+{
+	return d ? d->o.n : 0;
+}
+
+void at_duty_set_frac(struct at_duty *d, double frac)
+{
+	d->frac = frac;
+	d->win_ns = (uint64_t)(frac * (double)d->period_ns);
+	if (d->win_ns < MIN_WINDOW_NS)
+		d->win_ns = MIN_WINDOW_NS;
+}
+
+/* Session links on the functions where pick[id] == want, per binary. */
+static int attach_set(struct at_duty *d, bool want, uint32_t gen, struct at_links *out, char *err,
+		      size_t errlen)
+{
+	uint64_t *offs = at_xcalloc(d->o.n + 1, sizeof(*offs));
+	uint64_t *cookies = at_xcalloc(d->o.n + 1, sizeof(*cookies));
+	bool *refused = at_xcalloc(d->o.n + 1, sizeof(*refused));
+	uint32_t nbins = 0;
+	int rc = 0;
+
+	for (uint32_t id = 0; id < d->o.n; id++)
+		if (d->o.sites[id].bin + 1 > nbins)
+			nbins = d->o.sites[id].bin + 1;
+	for (uint32_t b = 0; b < nbins && !rc; b++) {
+		size_t k = 0;
+
+		for (uint32_t id = 0; id < d->o.n; id++) {
+			const struct at_duty_site *s = &d->o.sites[id];
+
+			if (s->bin != b || s->refused || d->demoted[id] != want)
+				continue;
+			offs[k] = s->off;
+			cookies[k] = id | s->flags | ((uint64_t)gen << AT_COOKIE_GEN_SHIFT) |
+				     (want ? 0 : AT_COOKIE_REF);
+			refused[k++] = false;
+		}
+		if (k)
+			rc = at_attach_session(out, d->o.session, d->o.paths[b], offs, cookies, k,
+					       d->o.pid, refused, err, errlen);
+	}
+	at_links_move_up(out);
+	free(offs);
+	free(cookies);
+	free(refused);
+	if (rc)
+		at_links_destroy(out);
+	return rc;
+}
+
+static void *release_main(void *p)
+{
+	struct release *r = p;
+	struct at_links *sets[4];
+
+	for (size_t i = 0; i < r->nsets; i++)
+		sets[i] = &r->sets[i];
+	at_links_destroy_together(sets, r->nsets);
+	atomic_store(&r->done, true);
+	return NULL;
+}
+
+/* Release links in the background; false when every slot is busy. */
+static bool release(struct at_duty *d, struct at_links *const *sets, size_t n, uint64_t now)
+{
+	struct release *r = NULL;
+
+	for (int i = 0; i < MAX_RELEASES && !r; i++)
+		if (!d->rel[i].running)
+			r = &d->rel[i];
+	if (!r)
+		return false;
+	memset(r, 0, sizeof(*r));
+	for (size_t i = 0; i < n && i < 4; i++) {
+		r->sets[r->nsets++] = *sets[i];
+		memset(sets[i], 0, sizeof(*sets[i]));
+	}
+	r->started = now;
+	r->running = true;
+	if (pthread_create(&r->th, NULL, release_main, r)) {
+		release_main(r);
+		r->running = false;
+	}
+	return true;
+}
+
+static void set_quiesce(struct at_duty *d, bool on)
+{
+	if (d->quiesced == on)
+		return;
+	d->quiesced = on;
+	*d->o.quiesce = on;
+	if (d->o.quiesce_detail)
+		d->o.quiesce_detail(d->o.ctx, on);
+}
+
+/* Join finished releases; quiesce while one has been waiting a while. */
+static int reap(struct at_duty *d, uint64_t now)
+{
+	bool waiting = false, slow = false;
+
+	for (int i = 0; i < MAX_RELEASES; i++) {
+		struct release *r = &d->rel[i];
+
+		if (!r->running)
+			continue;
+		if (atomic_load(&r->done)) {
+			pthread_join(r->th, NULL);
+			r->running = false;
+			continue;
+		}
+		waiting = true;
+		if (now - r->started >= QUIESCE_AFTER_NS)
+			slow = true;
+	}
+	set_quiesce(d, slow);
+	return waiting ? 5 : -1;
+}
+
+int at_duty_demote(struct at_duty *d, const bool *demote, double frac, struct at_links *entry,
+		   struct at_links *ret, struct at_links *detail, uint64_t now, char *err,
+		   size_t errlen)
+{
+	struct at_links fresh = {0};
+	bool *was = at_xcalloc(d->o.n + 1, sizeof(*was));
+	uint32_t gen = (d->gen + 1) & AT_COOKIE_GEN_MASK;
+	int rc;
+
+	/* The window's links carry the old generation: close it first. */
+	if (d->open) {
+		struct at_links *w[1] = {&d->window};
+
+		if (!release(d, w, 1, now)) {
+			snprintf(err, errlen, "too many links still being released");
+			free(was);
+			return -EBUSY;
+		}
+		d->open = false;
+		d->spans[d->nspans - 1].b = now;
+		d->ref_on += read_ref(d) - d->ref_mark;
+	}
+	memcpy(was, d->demoted, d->o.n * sizeof(*was));
+	for (uint32_t id = 0; id < d->o.n; id++)
+		if (demote[id])
+			d->demoted[id] = true;
+	rc = attach_set(d, false, gen, &fresh, err, errlen);
+	if (rc) {
+		memcpy(d->demoted, was, d->o.n * sizeof(*was));
+		free(was);
+		return rc;
+	}
+	/* From here the new links count and the old ones only finish their calls. */
+	*d->o.gen = gen;
+	d->gen = gen;
+	now = at_now_ns();
+	if (!d->ndemoted)
+		d->ref_last = read_ref(d);
+	{
+		struct at_links *old[4] = {&d->exact, entry, ret, detail};
+
+		release(d, old, 4, now);
+	}
+	d->exact = fresh;
+	d->ndemoted = 0;
+	for (uint32_t id = 0; id < d->o.n; id++) {
+		if (d->demoted[id] && !was[id])
+			d->since[id] = now;
+		d->ndemoted += d->demoted[id];
+	}
+	at_duty_set_frac(d, frac);
+	d->next_open = now + d->period_ns / 2;
+	free(was);
+	return 0;
+}
+
+int at_duty_poll(struct at_duty *d, uint64_t now)
+{
+	char err[AT_ERRLEN];
+	int wait;
+
+	if (!d)
+		return -1;
+	wait = reap(d, now);
+	if (!d->ndemoted)
+		return wait;
+	if (d->open && now >= d->opened + d->win_ns) {
+		struct at_links *w[1] = {&d->window};
+
+		uint64_t ref = read_ref(d);
+
+		if (release(d, w, 1, now)) {
+			d->open = false;
+			d->spans[d->nspans - 1].b = now;
+			d->ref_on += ref - d->ref_mark;
+		}
+	} else if (!d->open && now >= d->next_open) {
+		uint64_t t = at_now_ns();
+
+		d->next_open += d->period_ns;
+		if (d->next_open <= now)
+			d->next_open = now + d->period_ns;
+		if (attach_set(d, true, d->gen, &d->window, err, sizeof(err)) == 0) {
+			/* The probes went in during the call: count from its middle. */
+			uint64_t mid = t + (at_now_ns() - t) / 2;
+
+			if (d->nspans == d->cap) {
+				d->cap = d->cap ? 2 * d->cap : 16;
+				d->spans = at_xrealloc(d->spans, d->cap, sizeof(*d->spans));
+			}
+			d->spans[d->nspans++] = (struct span){mid, UINT64_MAX};
+			d->open = true;
+			d->opened = mid;
+			d->ref_mark = read_ref(d);
+		} else {
+			at_warn("coarse budget: cannot open a probing window: %s", err);
+		}
+	}
+	{
+		uint64_t next = d->open ? d->opened + d->win_ns : d->next_open;
+		int ms = next > now ? (int)((next - now + 999999) / 1000000) : 0;
+
+		return wait >= 0 && wait < ms ? wait : ms;
+	}
+}
+
+static uint64_t overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t e)
+{
+	uint64_t lo = a > c ? a : c, hi = b < e ? b : e;
+
+	return hi > lo ? hi - lo : 0;
+}
+
+void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *win)
+{
+	size_t keep = 0;
+
+	if (!d || !d->ndemoted || b <= a)
+		return;
+	{
+		uint64_t ref = read_ref(d);
+
+		if (d->open) {
+			d->ref_on += ref - d->ref_mark;
+			d->ref_mark = ref;
+		}
+		win->ref_all = ref - d->ref_last;
+		win->ref_on = d->ref_on < win->ref_all ? d->ref_on : win->ref_all;
+		d->ref_last = ref;
+		d->ref_on = 0;
+	}
+	win->duty = at_xcalloc(d->ndemoted, sizeof(*win->duty));
+	win->nduty = 0;
+	for (uint32_t id = 0; id < d->o.n; id++) {
+		uint64_t on, from;
+
+		if (!d->demoted[id])
+			continue;
+		/* Probed all along until it was demoted, then in windows only. */
+		from = d->since[id] > a ? d->since[id] : a;
+		if (from >= b)
+			continue;
+		on = from - a;
+		for (size_t i = 0; i < d->nspans; i++)
+			on += overlap(from, b, d->spans[i].a, d->spans[i].b);
+		win->duty[win->nduty++] = (struct at_duty_on){id, on > b - a ? b - a : on};
+	}
+	/* Spans that ended before b cannot overlap a later interval. */
+	for (size_t i = 0; i < d->nspans; i++)
+		if (d->spans[i].b > b)
+			d->spans[keep++] = d->spans[i];
+	d->nspans = keep;
+}
+
+void at_duty_take_links(struct at_duty *d, struct at_links *ret)
+{
+	if (!d)
+		return;
+	if (d->open) {
+		d->open = false;
+		d->spans[d->nspans - 1].b = at_now_ns();
+		d->ref_on += read_ref(d) - d->ref_mark;
+	}
+	at_links_append(ret, &d->exact);
+	at_links_append(ret, &d->window);
+}
+
+void at_duty_join(struct at_duty *d)
+{
+	if (!d)
+		return;
+	for (int i = 0; i < MAX_RELEASES; i++)
+		if (d->rel[i].running) {
+			pthread_join(d->rel[i].th, NULL);
+			d->rel[i].running = false;
+		}
+	set_quiesce(d, false);
+}
+
+void at_duty_free(struct at_duty *d)
+{
+	if (!d)
+		return;
+	at_duty_join(d);
+	at_links_destroy(&d->exact);
+	at_links_destroy(&d->window);
+	free(d->demoted);
+	free(d->since);
+	free(d->spans);
+	free(d->percpu);
+	free(d);
+}

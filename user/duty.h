@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The coarse budget's duty cycle. Functions whose probes cost more than
+ * --budget allows are taken off the always-on links and probed in short
+ * windows; each interval records for how long they were probed, and the
+ * report scales their figures to estimates (at_profile_estimate()).
+ *
+ * Moving functions means new session links of a new generation (see
+ * AT_COOKIE_GEN_SHIFT) and releasing the old ones. A release waits for an
+ * SRCU grace period that return probes set up meanwhile keep postponing,
+ * so it runs in a thread, and when it does not end soon the probes are
+ * quiesced: entries skip their returns until it has.
+ */
+#ifndef AT_DUTY_H
+#define AT_DUTY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "attach.h"
+#include "model.h"
+
+struct bpf_program;
+
+/* The least share of time a window may probe: 10 ms every 2 s. */
+#define AT_DUTY_MIN_FRAC 0.005
+
+/* Where function id is probed. */
+struct at_duty_site {
+	uint32_t bin;	/* index into paths */
+	uint64_t off;	/* file offset of the probe */
+	uint64_t flags; /* cookie flags (AT_COOKIE_EXE_FILTER) */
+	bool refused;	/* the kernel will not probe it */
+};
+
+struct at_duty_opts {
+	struct bpf_program *session; /* coarse_session, loaded for session links */
+	uint32_t *gen;		     /* the coarse programs' globals */
+	bool *quiesce;
+	void (*quiesce_detail)(void *ctx, bool on);
+	void *ctx;
+	const char *const *paths;
+	const struct at_duty_site *sites; /* one per function id */
+	uint32_t n;
+	int refcalls_fd; /* per-CPU count of the always-on functions' calls */
+	pid_t pid;	 /* 0: every process */
+	double period_s; /* one window per period */
+};
+
+struct at_duty;
+
+struct at_duty *at_duty_new(const struct at_duty_opts *o);
+void at_duty_free(struct at_duty *d);
+
+/*
+ * Probe the functions marked in demote[] only for frac of each period, from
+ * now on (those already demoted stay so). It releases the links it replaces,
+ * the coarse entry and return links the first time, and detail's links of
+ * the demoted functions. Returns 0, or -errno with err filled (nothing
+ * changed; the caller keeps the links).
+ */
+int at_duty_demote(struct at_duty *d, const bool *demote, double frac, struct at_links *entry,
+		   struct at_links *ret, struct at_links *detail, uint64_t now, char *err,
+		   size_t errlen);
+bool at_duty_active(const struct at_duty *d);
+bool at_duty_is_demoted(const struct at_duty *d, uint32_t id);
+double at_duty_frac(const struct at_duty *d);
+/* Functions it can move: ids below this. */
+uint32_t at_duty_nfuncs(const struct at_duty *d);
+/* Change the windows' share of time without moving functions. */
+void at_duty_set_frac(struct at_duty *d, double frac);
+
+/* Open and close windows, finish releases; returns ms until the next step, or -1. */
+int at_duty_poll(struct at_duty *d, uint64_t now);
+
+/* For the interval [a, b): how long each demoted function was probed. */
+void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *win);
+
+/*
+ * Stop: hand the session links to the caller's final release (appended to
+ * ret, released with the other return links), then wait for releases in
+ * progress with at_duty_join() after that release.
+ */
+void at_duty_take_links(struct at_duty *d, struct at_links *ret);
+void at_duty_join(struct at_duty *d);
+
+#endif
