@@ -26,7 +26,7 @@ our_links()
 		'[.[] | select((.prog_id | tostring) as $p | ($ids | split("\n") | index($p)))] | length'
 }
 
-at_run "$WORK/b" record -o "$WORK/b.data" -f hot -f cold --budget 5 -- "$DUTY" 8
+at_run "$WORK/b" record -o "$WORK/b.data" -f hot -f cold --budget 5 -- "$DUTY" 10
 expect_eq "record --budget 5 exits 0" "$RC" 0
 expect_match "it says which functions went to windows" "$(cat "$WORK/b.err")" \
 	'coarse budget: 1 function cost more than --budget allows; probed [0-9.]+ % of the time'
@@ -56,7 +56,7 @@ expect_match "the footer says what the ~ means" "$(cat "$WORK/b.txt")" \
 
 # No session links: no duty cycle, the warning, and exact counts.
 ADAPTRACE_NO_UPROBE_SESSION=1 at_run "$WORK/n" record -o "$WORK/n.data" -f hot -f cold \
-	--budget 5 -- "$DUTY" 4
+	--budget 5 -- "$DUTY" 10
 expect_eq "without session links: exits 0" "$RC" 0
 expect_match "without session links: the warning says why" "$(cat "$WORK/n.err")" \
 	'more than the 5 % budget, which bounds only the detail phase here \(probing costly functions in windows needs uprobe session links'
