@@ -75,14 +75,25 @@ bool returns_off = false;
  */
 __u32 gen = 0;
 bool quiesce = false;
+/*
+ * Window links count only between the loader's reads of refcalls, not
+ * while their probes go in or come out.
+ */
+bool window_on = false;
 
-/* Calls on links marked AT_COOKIE_REF (one slot, per CPU). */
+/*
+ * The target's system calls (one slot, per CPU): the yardstick that scales
+ * what the probing windows saw. Unlike time, it slows down with the target
+ * while the probes are in. ref_tgid 0: the -b executable's processes.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u64);
 } refcalls SEC(".maps");
+
+__u32 ref_tgid = 0;
 
 extern bool bpf_session_is_return(void) __ksym __weak;
 
@@ -101,7 +112,7 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 	struct frame *f;
 	__u32 depth, outer = 1;
 
-	if (cookie_gen(cookie) != gen)
+	if (cookie_gen(cookie) != gen || ((cookie & AT_COOKIE_WINDOW) && !window_on))
 		return 1;
 	if ((cookie & AT_COOKIE_EXE_FILTER) && !exe_matches())
 		return 1;
@@ -109,13 +120,6 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 	if (!st)
 		return 1;
 	st->calls++;
-	if (cookie & AT_COOKIE_REF) {
-		__u32 zero = 0;
-		__u64 *r = bpf_map_lookup_elem(&refcalls, &zero);
-
-		if (r)
-			*r += 1;
-	}
 	if (returns_off || quiesce) {
 		diag_inc(AT_DIAG_ABANDONED);
 		return 1;
@@ -270,5 +274,23 @@ int BPF_PROG(coarse_exec, struct task_struct *p)
 		return 0;
 	pop_dead(s, s->depth, ~0ULL);
 	bpf_task_storage_delete(&stacks, p);
+	return 0;
+}
+
+/* The coarse budget's yardstick: count the target's system calls. */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(duty_syscalls, struct pt_regs *regs, long nr)
+{
+	__u32 zero = 0;
+	__u64 *r;
+
+	/* Return probes (uretprobe, x86-64 335) and optimized uprobes (336) are the probes' own. */
+	if (nr == 335 || nr == 336)
+		return 0;
+	if (ref_tgid ? (__u32)(bpf_get_current_pid_tgid() >> 32) != ref_tgid : !exe_matches())
+		return 0;
+	r = bpf_map_lookup_elem(&refcalls, &zero);
+	if (r)
+		*r += 1;
 	return 0;
 }

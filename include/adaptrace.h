@@ -31,11 +31,8 @@
  */
 #define AT_COOKIE_GEN_SHIFT 40
 #define AT_COOKIE_GEN_MASK  0xffULL
-/*
- * A function on the coarse budget's always-on links: its calls also count
- * in refcalls, the yardstick that scales what the probing windows saw.
- */
-#define AT_COOKIE_REF (1ULL << 35)
+/* A probing window's link: counts only while the loader says the window is open. */
+#define AT_COOKIE_WINDOW (1ULL << 35)
 
 /*
  * USDT probes (bpf/usdt.bpf.c). Counted probes use the cookie's id as the

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -48,12 +49,13 @@ struct at_duty {
 	bool quiesced;
 	/* refcalls at the last interval, at the window's opening (or the last
 	 * interval), and counted in windows since the last interval. */
+	struct bpf_link *syscalls;
 	uint64_t ref_last, ref_mark, ref_on;
 	uint64_t *percpu;
 	int ncpus;
 };
 
-/* Calls of the always-on functions so far, all CPUs. */
+/* The target's system calls so far, all CPUs. */
 static uint64_t read_ref(struct at_duty *d)
 {
 	uint32_t zero = 0;
@@ -132,7 +134,7 @@ static int attach_set(struct at_duty *d, bool want, uint32_t gen, struct at_link
 				continue;
 			offs[k] = s->off;
 			cookies[k] = id | s->flags | ((uint64_t)gen << AT_COOKIE_GEN_SHIFT) |
-				     (want ? 0 : AT_COOKIE_REF);
+				     (want ? AT_COOKIE_WINDOW : 0);
 			refused[k++] = false;
 		}
 		if (k)
@@ -230,11 +232,14 @@ int at_duty_demote(struct at_duty *d, const bool *demote, double frac, struct at
 	if (d->open) {
 		struct at_links *w[1] = {&d->window};
 
+		*d->o.window_on = false;
 		if (!release(d, w, 1, now)) {
+			*d->o.window_on = true;
 			snprintf(err, errlen, "too many links still being released");
 			free(was);
 			return -EBUSY;
 		}
+		*d->o.window_on = false;
 		d->open = false;
 		d->spans[d->nspans - 1].b = now;
 		d->ref_on += read_ref(d) - d->ref_mark;
@@ -253,8 +258,12 @@ int at_duty_demote(struct at_duty *d, const bool *demote, double frac, struct at
 	*d->o.gen = gen;
 	d->gen = gen;
 	now = at_now_ns();
-	if (!d->ndemoted)
+	if (!d->ndemoted) {
+		/* Without the yardstick, report falls back to time. */
+		if (d->o.syscalls)
+			d->syscalls = bpf_program__attach(d->o.syscalls);
 		d->ref_last = read_ref(d);
+	}
 	{
 		struct at_links *old[4] = {&d->exact, entry, ret, detail};
 
@@ -286,22 +295,24 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 	if (d->open && now >= d->opened + d->win_ns) {
 		struct at_links *w[1] = {&d->window};
 
-		uint64_t ref = read_ref(d);
+		uint64_t ref;
 
+		*d->o.window_on = false;
+		ref = read_ref(d);
 		if (release(d, w, 1, now)) {
 			d->open = false;
 			d->spans[d->nspans - 1].b = now;
 			d->ref_on += ref - d->ref_mark;
+		} else {
+			*d->o.window_on = true;
 		}
 	} else if (!d->open && now >= d->next_open) {
-		uint64_t t = at_now_ns();
-
 		d->next_open += d->period_ns;
 		if (d->next_open <= now)
 			d->next_open = now + d->period_ns;
 		if (attach_set(d, true, d->gen, &d->window, err, sizeof(err)) == 0) {
-			/* The probes went in during the call: count from its middle. */
-			uint64_t mid = t + (at_now_ns() - t) / 2;
+			/* Every probe is in: count from here, with the yardstick. */
+			uint64_t mid = at_now_ns();
 
 			if (d->nspans == d->cap) {
 				d->cap = d->cap ? 2 * d->cap : 16;
@@ -311,6 +322,7 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 			d->open = true;
 			d->opened = mid;
 			d->ref_mark = read_ref(d);
+			*d->o.window_on = true;
 		} else {
 			at_warn("coarse budget: cannot open a probing window: %s", err);
 		}
@@ -345,6 +357,9 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 		}
 		win->ref_all = ref - d->ref_last;
 		win->ref_on = d->ref_on < win->ref_all ? d->ref_on : win->ref_all;
+		if (at_env_flag("ADAPTRACE_DEBUG"))
+			at_err("duty: interval: %" PRIu64 " system calls, %" PRIu64 " in windows",
+			       win->ref_all, win->ref_on);
 		d->ref_last = ref;
 		d->ref_on = 0;
 	}
@@ -376,6 +391,7 @@ void at_duty_take_links(struct at_duty *d, struct at_links *ret)
 	if (!d)
 		return;
 	if (d->open) {
+		*d->o.window_on = false;
 		d->open = false;
 		d->spans[d->nspans - 1].b = at_now_ns();
 		d->ref_on += read_ref(d) - d->ref_mark;
@@ -405,6 +421,7 @@ void at_duty_free(struct at_duty *d)
 	at_links_destroy(&d->window);
 	free(d->demoted);
 	free(d->since);
+	bpf_link__destroy(d->syscalls);
 	free(d->spans);
 	free(d->percpu);
 	free(d);

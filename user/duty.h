@@ -38,14 +38,16 @@ struct at_duty_opts {
 	struct bpf_program *session; /* coarse_session, loaded for session links */
 	uint32_t *gen;		     /* the coarse programs' globals */
 	bool *quiesce;
+	bool *window_on;
 	void (*quiesce_detail)(void *ctx, bool on);
 	void *ctx;
 	const char *const *paths;
 	const struct at_duty_site *sites; /* one per function id */
 	uint32_t n;
-	int refcalls_fd; /* per-CPU count of the always-on functions' calls */
-	pid_t pid;	 /* 0: every process */
-	double period_s; /* one window per period */
+	struct bpf_program *syscalls; /* duty_syscalls: counts the target's system calls */
+	int refcalls_fd;	      /* ... into this per-CPU counter */
+	pid_t pid;		      /* 0: every process */
+	double period_s;	      /* one window per period */
 };
 
 struct at_duty;

@@ -73,13 +73,6 @@ static uint64_t scaled(uint64_t v, double s)
 	return x >= 1.8e19 ? UINT64_MAX : (uint64_t)llround(x);
 }
 
-/*
- * Calls in partly probed intervals are estimated as the probed rate times
- * the intervals' length (a ratio estimator). The interval takes the larger
- * of the spread of the per-interval rates (t, n - 1 degrees of freedom)
- * and the Poisson error of the calls seen. The other figures scale with
- * the calls, so means and quantiles keep what the windows measured.
- */
 /* Half width of a 95 % interval of a ratio seen over n intervals, in units of den. */
 static double half_width(uint64_t calls, double den, uint32_t n, double sum, double sum2)
 {
@@ -94,6 +87,14 @@ static double half_width(uint64_t calls, double den, uint32_t n, double sum, dou
 	return hw;
 }
 
+/*
+ * Calls in partly probed intervals are estimated as the rate the windows
+ * saw times the intervals' system calls (or length): a ratio estimator.
+ * The interval takes the larger of the spread of the per-interval rates
+ * (t, n - 1 degrees of freedom) and the Poisson error of the calls seen.
+ * The other figures scale with the calls, so means and quantiles keep
+ * what the windows measured.
+ */
 void at_profile_estimate(struct at_func_profile *p)
 {
 	const struct at_duty_est *d = &p->duty;
@@ -104,9 +105,9 @@ void at_profile_estimate(struct at_func_profile *p)
 		return;
 	if (d->ref_on > 0) {
 		/*
-		 * Calls per call of the always-on functions: the probes slow the
-		 * target down in the windows, which a rate per second would carry
-		 * over to the whole run, while the mix of calls stays the same.
+		 * Calls per system call of the target: the probes slow the target
+		 * down in the windows, which a rate per second would carry over
+		 * to the whole run, while its work per system call stays the same.
 		 */
 		rate = (double)d->calls / d->ref_on;
 		hw = half_width(d->calls, d->ref_on, d->nref, d->sum_q, d->sum_q2);

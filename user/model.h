@@ -103,7 +103,7 @@ struct at_window {
 	struct at_window_entry *e;
 	uint32_t nduty; /* functions probed part of the interval, ascending ids */
 	struct at_duty_on *duty;
-	/* Calls of the always-on functions in the interval, and in its windows. */
+	/* The target's system calls in the interval, and in its windows. */
 	uint64_t ref_all, ref_on;
 };
 
@@ -179,7 +179,7 @@ struct at_duty_est {
 	uint64_t calls;	      /* calls seen in them */
 	double on_ns, len_ns; /* probed time, and those intervals' length */
 	double sum_r, sum_r2; /* per-interval rates (calls/ns): sum, sum of squares */
-	/* The same against the always-on functions' calls (ref_on, ref_all). */
+	/* The same against the target's system calls (ref_on, ref_all). */
 	uint32_t nref;
 	double ref_on, ref_all, sum_q, sum_q2;
 };

@@ -569,6 +569,7 @@ static int load_programs(struct recorder *r)
 	at_prepare_program(s->progs.empty_entry);
 	at_prepare_program(s->progs.empty_return);
 	bpf_program__set_autoload(s->progs.coarse_session, want_duty(r->o));
+	bpf_program__set_autoload(s->progs.duty_syscalls, want_duty(r->o));
 	if (want_duty(r->o))
 		bpf_program__set_expected_attach_type(s->progs.coarse_session,
 						      AT_BPF_TRACE_UPROBE_SESSION);
@@ -732,9 +733,12 @@ static void setup_duty(struct recorder *r)
 	o.session = r->skel->progs.coarse_session;
 	o.gen = &r->skel->bss->gen;
 	o.quiesce = &r->skel->bss->quiesce;
+	o.window_on = &r->skel->bss->window_on;
 	o.quiesce_detail = at_dctl_quiesce;
 	o.ctx = r->dctl;
+	o.syscalls = r->skel->progs.duty_syscalls;
 	o.refcalls_fd = bpf_map__fd(r->skel->maps.refcalls);
+	r->skel->bss->ref_tgid = (uint32_t)pid;
 	o.paths = r->paths;
 	o.sites = r->sites;
 	o.n = id;
