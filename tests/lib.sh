@@ -253,11 +253,13 @@ report_json()
 	return 1
 }
 
-# fn JSON NAME FIELD: a field of the first function named NAME ("missing" if none).
+# fn JSON NAME FIELD: a field of the first function named NAME ("missing" if
+# none, or null; false stays false).
 fn()
 {
 	jq -r --arg n "$2" --arg f "$3" \
-		'first(.functions[] | select(.name == $n) | .[$f]) // "missing"' "$1" 2>/dev/null ||
+		'[.functions[] | select(.name == $n) | .[$f]] |
+		 if length == 0 or .[0] == null then "missing" else .[0] end' "$1" 2>/dev/null ||
 		echo missing
 }
 

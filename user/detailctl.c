@@ -572,12 +572,13 @@ static bool plan_duty(struct at_dctl *c, double work, double budget)
 		double cost = (double)c->f[id].hits * h;
 
 		c->demote[id] = false;
-		if (at_duty_is_demoted(c->duty, id))
+		if (at_duty_is_demoted(c->duty, id)) {
 			cycled += cost / (frac > 0 ? frac : 1);
-		else if (id < at_duty_nfuncs(c->duty) && c->f[id].hits)
-			hot[nhot++] = (struct hot){c->f[id].hits, id}, exact += cost;
-		else
-			exact += cost;
+			continue;
+		}
+		exact += cost;
+		if (id < at_duty_nfuncs(c->duty) && c->f[id].hits)
+			hot[nhot++] = (struct hot){c->f[id].hits, id};
 	}
 	qsort(hot, nhot, sizeof(*hot), cmp_hot);
 	for (size_t i = 0; i < nhot && exact > allowed / 2; i++) {

@@ -83,11 +83,6 @@ struct at_duty *at_duty_new(const struct at_duty_opts *o)
 	return d;
 }
 
-bool at_duty_active(const struct at_duty *d)
-{
-	return d && d->ndemoted;
-}
-
 bool at_duty_is_demoted(const struct at_duty *d, uint32_t id)
 {
 	return d && id < d->o.n && d->demoted[id];
@@ -219,6 +214,26 @@ static int reap(struct at_duty *d, uint64_t now)
 	return waiting ? 5 : -1;
 }
 
+/* Stop counting the window's calls, then read the yardstick: both end here. */
+static void end_window(struct at_duty *d, uint64_t now)
+{
+	*d->o.window_on = false;
+	d->ref_on += read_ref(d) - d->ref_mark;
+	d->spans[d->nspans - 1].b = now;
+	d->open = false;
+}
+
+/* End the window and release its links; false (still open) when no release slot is free. */
+static bool close_window(struct at_duty *d, uint64_t now)
+{
+	struct at_links *w[1] = {&d->window};
+
+	if (!release(d, w, 1, now))
+		return false;
+	end_window(d, now);
+	return true;
+}
+
 int at_duty_demote(struct at_duty *d, const bool *demote, double frac, struct at_links *entry,
 		   struct at_links *ret, struct at_links *detail, uint64_t now, char *err,
 		   size_t errlen)
@@ -229,20 +244,10 @@ int at_duty_demote(struct at_duty *d, const bool *demote, double frac, struct at
 	int rc;
 
 	/* The window's links carry the old generation: close it first. */
-	if (d->open) {
-		struct at_links *w[1] = {&d->window};
-
-		*d->o.window_on = false;
-		if (!release(d, w, 1, now)) {
-			*d->o.window_on = true;
-			snprintf(err, errlen, "too many links still being released");
-			free(was);
-			return -EBUSY;
-		}
-		*d->o.window_on = false;
-		d->open = false;
-		d->spans[d->nspans - 1].b = now;
-		d->ref_on += read_ref(d) - d->ref_mark;
+	if (d->open && !close_window(d, now)) {
+		snprintf(err, errlen, "too many links still being released");
+		free(was);
+		return -EBUSY;
 	}
 	memcpy(was, d->demoted, d->o.n * sizeof(*was));
 	for (uint32_t id = 0; id < d->o.n; id++)
@@ -293,19 +298,7 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 	if (!d->ndemoted)
 		return wait;
 	if (d->open && now >= d->opened + d->win_ns) {
-		struct at_links *w[1] = {&d->window};
-
-		uint64_t ref;
-
-		*d->o.window_on = false;
-		ref = read_ref(d);
-		if (release(d, w, 1, now)) {
-			d->open = false;
-			d->spans[d->nspans - 1].b = now;
-			d->ref_on += ref - d->ref_mark;
-		} else {
-			*d->o.window_on = true;
-		}
+		close_window(d, now);
 	} else if (!d->open && now >= d->next_open) {
 		d->next_open += d->period_ns;
 		if (d->next_open <= now)
@@ -390,12 +383,8 @@ void at_duty_take_links(struct at_duty *d, struct at_links *ret)
 {
 	if (!d)
 		return;
-	if (d->open) {
-		*d->o.window_on = false;
-		d->open = false;
-		d->spans[d->nspans - 1].b = at_now_ns();
-		d->ref_on += read_ref(d) - d->ref_mark;
-	}
+	if (d->open)
+		end_window(d, at_now_ns());
 	at_links_append(ret, &d->exact);
 	at_links_append(ret, &d->window);
 }

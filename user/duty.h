@@ -65,7 +65,6 @@ void at_duty_free(struct at_duty *d);
 int at_duty_demote(struct at_duty *d, const bool *demote, double frac, struct at_links *entry,
 		   struct at_links *ret, struct at_links *detail, uint64_t now, char *err,
 		   size_t errlen);
-bool at_duty_active(const struct at_duty *d);
 bool at_duty_is_demoted(const struct at_duty *d, uint32_t id);
 double at_duty_frac(const struct at_duty *d);
 /* Functions it can move: ids below this. */

@@ -617,6 +617,12 @@ static size_t warn_refused(const struct at_target_bin *tb, const bool *refused)
 	return n;
 }
 
+/* Libraries are shared by every process: under -b keep only the executable's calls. */
+static uint64_t site_flags(const struct at_target_bin *tb, pid_t pid)
+{
+	return (!pid && !tb->is_main) ? AT_COOKIE_EXE_FILTER : 0;
+}
+
 /* Attach one direction of one binary's functions; ids continue from *id. */
 static int attach_binary(struct recorder *r, struct at_target_bin *tb, bool retprobe, pid_t pid,
 			 uint32_t *id)
@@ -628,8 +634,7 @@ static int attach_binary(struct recorder *r, struct at_target_bin *tb, bool retp
 	struct at_links *links = retprobe ? &r->return_links : &r->entry_links;
 	uint64_t *offs = at_xcalloc(tb->nsel, sizeof(*offs));
 	uint64_t *cookies = at_xcalloc(tb->nsel, sizeof(*cookies));
-	/* Libraries are shared by every process: keep only the -b executable's. */
-	uint64_t flags = (!pid && !tb->is_main) ? AT_COOKIE_EXE_FILTER : 0;
+	uint64_t flags = site_flags(tb, pid);
 	int err;
 
 	if (!tb->refused)
@@ -726,7 +731,7 @@ static void setup_duty(struct recorder *r)
 			r->sites[id] = (struct at_duty_site){
 			    .bin = (uint32_t)b,
 			    .off = tb->elf.funcs[tb->sel[i]].offset,
-			    .flags = (!pid && !tb->is_main) ? AT_COOKIE_EXE_FILTER : 0,
+			    .flags = site_flags(tb, pid),
 			    .refused = tb->refused && tb->refused[i],
 			};
 	}

@@ -10,12 +10,6 @@
 
 DUTY=$TARGETS/duty
 
-# est JSON NAME: the estimated flag of a function (fn's // would hide false).
-est()
-{
-	jq -r --arg n "$2" 'first(.functions[] | select(.name == $n)) | .estimated' "$1" 2>/dev/null
-}
-
 # Links of adaptrace's coarse and detail programs still in the kernel.
 our_links()
 {
@@ -32,12 +26,12 @@ expect_match "it says which functions went to windows" "$(cat "$WORK/b.err")" \
 	'coarse budget: 1 function cost more than --budget allows; probed [0-9.]+ % of the time'
 expect_eq "no coarse or detail link left" "$(our_links)" 0
 if report_json "$WORK/b.data" "$WORK/b.json"; then
-	expect_eq "hot is estimated" "$(est "$WORK/b.json" hot)" true
+	expect_eq "hot is estimated" "$(fn "$WORK/b.json" hot estimated)" true
 	expect_eq "hot has a 95 % interval around its calls" "$(jq -r \
 		'first(.functions[] | select(.name == "hot")) |
 		 (.calls_ci95 | length == 2) and .calls_ci95[0] <= .calls and .calls <= .calls_ci95[1]' \
 		"$WORK/b.json")" true
-	expect_eq "cold is exact" "$(est "$WORK/b.json" cold)" false
+	expect_eq "cold is exact" "$(fn "$WORK/b.json" cold estimated)" false
 	expect_eq "cold has no interval" "$(jq -r 'first(.functions[] | select(.name == "cold")) |
 		has("calls_ci95")' "$WORK/b.json")" false
 	expect_eq "cold's count is exact across the move" "$(fn "$WORK/b.json" cold calls)" \
@@ -61,7 +55,7 @@ expect_eq "without session links: exits 0" "$RC" 0
 expect_match "without session links: the warning says why" "$(cat "$WORK/n.err")" \
 	'more than the 5 % budget, which bounds only the detail phase here \(probing costly functions in windows needs uprobe session links'
 if report_json "$WORK/n.data" "$WORK/n.json"; then
-	expect_eq "without session links: hot is exact" "$(est "$WORK/n.json" hot)" false
+	expect_eq "without session links: hot is exact" "$(fn "$WORK/n.json" hot estimated)" false
 	counts_match "without session links" "$WORK/n.json" "$WORK/n.out"
 fi
 expect_eq "without session links: no link left" "$(our_links)" 0
