@@ -6,6 +6,7 @@
 #
 # Usage: bench/redis.sh [-r RUNS] [-n REQUESTS] [-k CONFIG,...] [-o RESULTS_DIR]
 #   configurations: none, coarse (every function), budget (--budget 5)
+#   RESULTS_DIR gets the table (redis.md) and the --budget recordings
 # Environment: ADAPTRACE (default ./adaptrace at the top). Needs root.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -63,17 +64,26 @@ run_one() {
 		for _ in $(seq 600); do grep -q '^adaptrace: tracing ' "$tmp/$cfg.err" && break; sleep 0.1; done
 		local sets=0
 		if [[ $cfg == budget ]]; then
-			# The budget acts after 3 s over it: warm up under load until it has.
-			for _ in $(seq 20); do
-				grep -q 'coarse budget: ' "$tmp/$cfg.err" && break
-				redis-benchmark -h 127.0.0.1 -p "$port" -n 2000 -c 50 -t set -q >/dev/null 2>&1
+			# The budget acts after 3 s over it: warm up under load until it
+			# has, and 3 s more while the old links are released.
+			local acted=0
+			for _ in $(seq 60); do
+				if ((acted == 0)) && grep -q 'coarse budget: ' "$tmp/$cfg.err"; then
+					acted=$SECONDS
+				fi
+				((acted > 0 && SECONDS - acted >= 3)) && break
+				redis-benchmark -h 127.0.0.1 -p "$port" -n 2000 -c 50 -t set,get -q >/dev/null 2>&1
 				sets=$((sets + 2000))
 			done
 		fi
 		v=$(bench_once)
 		sets=$((sets + requests))
 		kill -INT "$at_pid"; wait "$at_pid" || true; at_pid=
-		[[ $cfg == budget ]] && count_check "$tmp/$cfg.data" "$sets"
+		if [[ $cfg == budget ]]; then
+			count_check "$tmp/$cfg.data" "$sets"
+			# Keep the recording, named by its SET count, for a later look.
+			[[ -n $outdir ]] && cp "$tmp/$cfg.data" "$outdir/budget-$sets-sets.$(date +%s%N).data"
+		fi
 		echo "$v" ;;
 	esac
 }

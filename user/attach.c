@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
@@ -114,11 +115,27 @@ static bool link_type_works(uint32_t attach_type, uint64_t off)
 	return link >= 0;
 }
 
+/* Whether the kernel's BTF has a tp_btf tracepoint of this name. */
+static bool has_btf_tracepoint(const char *name)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	char tn[128];
+	bool ok;
+
+	if (!btf)
+		return false;
+	snprintf(tn, sizeof(tn), "btf_trace_%s", name);
+	ok = btf__find_by_name_kind(btf, tn, BTF_KIND_TYPEDEF) > 0;
+	btf__free(btf);
+	return ok;
+}
+
 static void probe_features(struct at_features *f)
 {
 	uint64_t off;
 
 	f->probed = true;
+	f->sock_recv_tp = has_btf_tracepoint("sock_recv_length");
 	if (at_env_flag("ADAPTRACE_NO_UPROBE_MULTI") || at_self_offset(&off))
 		return;
 	f->uprobe_multi = link_type_works(AT_BPF_TRACE_UPROBE_MULTI, off);

@@ -24,6 +24,7 @@ struct bpf_link;
 struct at_features {
 	bool uprobe_multi;
 	bool uprobe_session; /* 6.13+; off with ADAPTRACE_NO_UPROBE_SESSION=1 */
+	bool sock_recv_tp;   /* the sock_recv_length tracepoint (6.4+): duty yardstick */
 	bool probed;
 };
 

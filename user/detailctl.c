@@ -76,7 +76,8 @@ struct at_dctl {
 
 bool at_dctl_off(const struct at_dctl_opts *o)
 {
-	return o->select && !strcmp(o->select, "none") && o->detail.n == 0;
+	/* An explicit --budget still needs the controller for the coarse budget. */
+	return o->select && !strcmp(o->select, "none") && o->detail.n == 0 && !(o->budget_pct > 0);
 }
 
 static int parse_all(const struct at_dctl_opts *o, struct at_rel_expr **expr,
@@ -269,8 +270,10 @@ struct at_dctl *at_dctl_new(const struct at_dctl_opts *o, const struct at_trace 
 		cfg.attach_hit_ns = c->costs.unsampled;
 		cfg.sample_ns = c->costs.sampled;
 	}
-	if (o->budget_pct > 0)
+	if (o->budget_pct > 0) {
 		cfg.budget_pct = o->budget_pct;
+		cfg.whole_budget = true;
+	}
 	cfg.max_events = o->max_events;
 	if (!(o->fixed_rate > 0))
 		c->smp = at_sampler_new(&cfg);
@@ -536,10 +539,10 @@ static long drain(struct at_dctl *c, struct at_writer *w)
 }
 
 /*
- * --budget bounds the detail phase; the coarse probes are not duty-cycled
- * yet. Say once when they alone cost the target more than the budget for
- * three steps in a row, and which functions cost most, so that the user
- * can leave them out.
+ * When the coarse probes alone cost the target more than the budget for
+ * three steps in a row, an explicit --budget moves the costliest functions
+ * to probing windows; otherwise (or when that is not enough) say once
+ * which functions cost most, so that the user can leave them out.
  */
 struct hot {
 	uint64_t hits;
@@ -558,8 +561,10 @@ static int cmp_hot(const void *a, const void *b)
 /*
  * Plan the duty cycle for this step's figures (ns of probe cost against
  * ns of the target's own work): the costliest functions leave the
- * always-on links until those cost at most half the budget, and the
- * windows get the rest. False when nothing more can be done.
+ * always-on links until those cost at most a quarter of the budget, and
+ * the windows get another quarter. The detail phase gets what the coarse
+ * probes leave (at_sampler_cfg.whole_budget). False when nothing more can
+ * be done.
  */
 static bool plan_duty(struct at_dctl *c, double work, double budget)
 {
@@ -581,7 +586,7 @@ static bool plan_duty(struct at_dctl *c, double work, double budget)
 			hot[nhot++] = (struct hot){c->f[id].hits, id};
 	}
 	qsort(hot, nhot, sizeof(*hot), cmp_hot);
-	for (size_t i = 0; i < nhot && exact > allowed / 2; i++) {
+	for (size_t i = 0; i < nhot && exact > allowed / 4; i++) {
 		double cost = (double)hot[i].hits * h;
 
 		c->demote[hot[i].id] = true;
@@ -590,9 +595,13 @@ static bool plan_duty(struct at_dctl *c, double work, double budget)
 		moved++;
 	}
 	free(hot);
+	if (at_env_flag("ADAPTRACE_DEBUG"))
+		at_err(
+		    "duty: plan: work %.1f ms, allowed %.3f ms, always-on %.3f ms, cycled %.1f ms",
+		    work / 1e6, allowed / 1e6, exact / 1e6, cycled / 1e6);
 	if (!(cycled > 0))
 		return false;
-	want = (allowed - exact) / cycled;
+	want = (allowed / 2 - exact) / cycled;
 	want = want < AT_DUTY_MIN_FRAC ? AT_DUTY_MIN_FRAC : want > 0.5 ? 0.5 : want;
 	if (!moved && want >= frac * 0.999)
 		return false;
@@ -666,7 +675,8 @@ static void coarse_check(struct at_dctl *c, const struct at_sampler_tick *tk)
 		c->coarse_over = 0;
 		return;
 	}
-	if (++c->coarse_over < 3)
+	/* Once functions are in windows, one step over is enough: a new phase of the workload. */
+	if (++c->coarse_over < (c->duty && at_duty_frac(c->duty) > 0 ? 1 : 3))
 		return;
 	c->coarse_over = 0;
 	if (c->duty && !c->demand && plan_duty(c, fmax(cpu - cost, cpu * 0.01), budget))

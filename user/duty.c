@@ -14,8 +14,9 @@
 #include "duty.h"
 #include "util.h"
 
-#define MAX_RELEASES  4
-#define MIN_WINDOW_NS 10000000ULL /* 10 ms: shorter windows are mostly attach time */
+#define MAX_RELEASES   8
+#define MIN_WINDOW_NS  2000000ULL /* 2 ms: shorter windows are mostly attach time */
+#define CLOSE_SLACK_NS 500000ULL  /* poll() counts ms: close a window this much early at most */
 /* A release still waiting after this long needs the probes quiesced. */
 #define QUIESCE_AFTER_NS 20000000ULL
 
@@ -43,19 +44,21 @@ struct at_duty {
 	struct at_links exact, window;
 	bool open;
 	uint64_t opened, next_open, period_ns, win_ns;
+	uint64_t slot, rng; /* the current period's start; xorshift state */
+	uint64_t moved_at;  /* the last move's generation flip */
 	struct span *spans;
 	size_t nspans, cap;
 	struct release rel[MAX_RELEASES];
 	bool quiesced;
 	/* refcalls at the last interval, at the window's opening (or the last
 	 * interval), and counted in windows since the last interval. */
-	struct bpf_link *syscalls;
+	struct bpf_link *inputs;
 	uint64_t ref_last, ref_mark, ref_on;
 	uint64_t *percpu;
 	int ncpus;
 };
 
-/* The target's system calls so far, all CPUs. */
+/* The target's socket reads so far, all CPUs. */
 static uint64_t read_ref(struct at_duty *d)
 {
 	uint32_t zero = 0;
@@ -76,6 +79,7 @@ struct at_duty *at_duty_new(const struct at_duty_opts *o)
 	d->demoted = at_xcalloc(o->n + 1, sizeof(*d->demoted));
 	d->since = at_xcalloc(o->n + 1, sizeof(*d->since));
 	d->period_ns = (uint64_t)((o->period_s > 0 ? o->period_s : 2) * 1e9);
+	d->rng = at_now_ns() | 1;
 	d->ncpus = libbpf_num_possible_cpus();
 	if (d->ncpus < 1)
 		d->ncpus = 1;
@@ -93,6 +97,11 @@ double at_duty_frac(const struct at_duty *d)
 	return d ? d->frac : 1;
 }
 
+uint64_t at_duty_moved_at(const struct at_duty *d)
+{
+	return d ? d->moved_at : 0;
+}
+
 uint32_t at_duty_nfuncs(const struct at_duty *d)
 {
 	return d ? d->o.n : 0;
@@ -100,10 +109,11 @@ uint32_t at_duty_nfuncs(const struct at_duty *d)
 
 void at_duty_set_frac(struct at_duty *d, double frac)
 {
-	d->frac = frac;
 	d->win_ns = (uint64_t)(frac * (double)d->period_ns);
 	if (d->win_ns < MIN_WINDOW_NS)
 		d->win_ns = MIN_WINDOW_NS;
+	/* What the windows really probe: the plan scales window hits by it. */
+	d->frac = (double)d->win_ns / (double)d->period_ns;
 }
 
 /* Session links on the functions where pick[id] == want, per binary. */
@@ -214,6 +224,21 @@ static int reap(struct at_duty *d, uint64_t now)
 	return waiting ? 5 : -1;
 }
 
+/*
+ * Open the next window at a random point of its period: windows at a fixed
+ * phase would alias with a workload that alternates at a similar period
+ * (redis-benchmark's runs of SETs then GETs), and see one phase only.
+ */
+static void plan_open(struct at_duty *d)
+{
+	uint64_t span = d->period_ns > d->win_ns ? d->period_ns - d->win_ns : 1;
+
+	d->rng ^= d->rng << 13;
+	d->rng ^= d->rng >> 7;
+	d->rng ^= d->rng << 17;
+	d->next_open = d->slot + d->rng % span;
+}
+
 /* Stop counting the window's calls, then read the yardstick: both end here. */
 static void end_window(struct at_duty *d, uint64_t now)
 {
@@ -263,10 +288,11 @@ int at_duty_demote(struct at_duty *d, const bool *demote, double frac, struct at
 	*d->o.gen = gen;
 	d->gen = gen;
 	now = at_now_ns();
+	d->moved_at = now;
 	if (!d->ndemoted) {
-		/* Without the yardstick, report falls back to time. */
-		if (d->o.syscalls)
-			d->syscalls = bpf_program__attach(d->o.syscalls);
+		/* Without the yardstick (no socket reads), report goes by time. */
+		if (d->o.inputs)
+			d->inputs = bpf_program__attach(d->o.inputs);
 		d->ref_last = read_ref(d);
 	}
 	{
@@ -282,7 +308,8 @@ int at_duty_demote(struct at_duty *d, const bool *demote, double frac, struct at
 		d->ndemoted += d->demoted[id];
 	}
 	at_duty_set_frac(d, frac);
-	d->next_open = now + d->period_ns / 2;
+	d->slot = now;
+	plan_open(d);
 	free(was);
 	return 0;
 }
@@ -297,12 +324,14 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 	wait = reap(d, now);
 	if (!d->ndemoted)
 		return wait;
-	if (d->open && now >= d->opened + d->win_ns) {
+	/* Half a poll tick early rather than most of one late: windows cost. */
+	if (d->open && now + CLOSE_SLACK_NS >= d->opened + d->win_ns) {
 		close_window(d, now);
 	} else if (!d->open && now >= d->next_open) {
-		d->next_open += d->period_ns;
-		if (d->next_open <= now)
-			d->next_open = now + d->period_ns;
+		d->slot += d->period_ns;
+		if (d->slot + d->period_ns <= now)
+			d->slot = now;
+		plan_open(d);
 		if (attach_set(d, true, d->gen, &d->window, err, sizeof(err)) == 0) {
 			/* Every probe is in: count from here, with the yardstick. */
 			uint64_t mid = at_now_ns();
@@ -321,8 +350,9 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 		}
 	}
 	{
-		uint64_t next = d->open ? d->opened + d->win_ns : d->next_open;
-		int ms = next > now ? (int)((next - now + 999999) / 1000000) : 0;
+		/* From the clock again: an attach above may have taken a while. */
+		uint64_t next = d->open ? d->opened + d->win_ns : d->next_open, t = at_now_ns();
+		int ms = next > t ? (int)((next - t + CLOSE_SLACK_NS) / 1000000) : 0;
 
 		return wait >= 0 && wait < ms ? wait : ms;
 	}
@@ -351,7 +381,7 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 		win->ref_all = ref - d->ref_last;
 		win->ref_on = d->ref_on < win->ref_all ? d->ref_on : win->ref_all;
 		if (at_env_flag("ADAPTRACE_DEBUG"))
-			at_err("duty: interval: %" PRIu64 " system calls, %" PRIu64 " in windows",
+			at_err("duty: interval: %" PRIu64 " socket reads, %" PRIu64 " in windows",
 			       win->ref_all, win->ref_on);
 		d->ref_last = ref;
 		d->ref_on = 0;
@@ -410,7 +440,7 @@ void at_duty_free(struct at_duty *d)
 	at_links_destroy(&d->window);
 	free(d->demoted);
 	free(d->since);
-	bpf_link__destroy(d->syscalls);
+	bpf_link__destroy(d->inputs);
 	free(d->spans);
 	free(d->percpu);
 	free(d);

@@ -23,8 +23,8 @@
 
 struct bpf_program;
 
-/* The least share of time a window may probe: 10 ms every 2 s. */
-#define AT_DUTY_MIN_FRAC 0.005
+/* The least share of time the windows may probe: 2 ms every 200 ms. */
+#define AT_DUTY_MIN_FRAC 0.01
 
 /* Where function id is probed. */
 struct at_duty_site {
@@ -44,10 +44,10 @@ struct at_duty_opts {
 	const char *const *paths;
 	const struct at_duty_site *sites; /* one per function id */
 	uint32_t n;
-	struct bpf_program *syscalls; /* duty_syscalls: counts the target's system calls */
-	int refcalls_fd;	      /* ... into this per-CPU counter */
-	pid_t pid;		      /* 0: every process */
-	double period_s;	      /* one window per period */
+	struct bpf_program *inputs; /* duty_inputs: counts the target's socket reads */
+	int refcalls_fd;	    /* ... into this per-CPU counter */
+	pid_t pid;		    /* 0: every process */
+	double period_s;	    /* one window per period */
 };
 
 struct at_duty;
@@ -67,6 +67,8 @@ int at_duty_demote(struct at_duty *d, const bool *demote, double frac, struct at
 		   size_t errlen);
 bool at_duty_is_demoted(const struct at_duty *d, uint32_t id);
 double at_duty_frac(const struct at_duty *d);
+/* CLOCK_MONOTONIC ns of the last move's flip to the new always-on links (0: none). */
+uint64_t at_duty_moved_at(const struct at_duty *d);
 /* Functions it can move: ids below this. */
 uint32_t at_duty_nfuncs(const struct at_duty *d);
 /* Change the windows' share of time without moving functions. */

@@ -53,6 +53,20 @@ void at_profile_add_duty(struct at_func_profile *p, uint64_t calls, uint64_t on_
 		d->sum_q += r;
 		d->sum_q2 += r * r;
 	}
+	if (ref_on >= AT_DUTY_MIN_STRATUM) {
+		double m = (double)ref_all / (double)ref_on;
+
+		d->strat += (double)calls * m;
+		d->strat_var += (double)(calls ? calls : 1) * m * m;
+		d->strat_calls += (double)calls;
+		d->strat_ref_on += (double)ref_on;
+	} else if (ref_all || !on_ns) {
+		d->rest_calls += (double)calls;
+		d->rest_ref_all += (double)ref_all;
+	} else {
+		/* No read in the whole interval: by time. */
+		d->rest_by_time += (double)calls * (double)len_ns / (double)on_ns;
+	}
 }
 
 /* Two-sided 95 % quantile of Student's t with df degrees of freedom. */
@@ -87,44 +101,16 @@ static double half_width(uint64_t calls, double den, uint32_t n, double sum, dou
 	return hw;
 }
 
-/*
- * Calls in partly probed intervals are estimated as the rate the windows
- * saw times the intervals' system calls (or length): a ratio estimator.
- * The interval takes the larger of the spread of the per-interval rates
- * (t, n - 1 degrees of freedom) and the Poisson error of the calls seen.
- * The other figures scale with the calls, so means and quantiles keep
- * what the windows measured.
- */
-void at_profile_estimate(struct at_func_profile *p)
+/* Mark the profile estimated at est calls, in [lo, hi], and scale its figures to est. */
+static void finish(struct at_func_profile *p, double est, double lo, double hi)
 {
-	const struct at_duty_est *d = &p->duty;
 	struct at_counts *c = &p->c;
-	double rate, hw, exact, est, s, span;
+	double s;
 
-	if (!d->nwin || p->estimated)
-		return;
-	if (d->ref_on > 0) {
-		/*
-		 * Calls per system call of the target: the probes slow the target
-		 * down in the windows, which a rate per second would carry over
-		 * to the whole run, while its work per system call stays the same.
-		 */
-		rate = (double)d->calls / d->ref_on;
-		hw = half_width(d->calls, d->ref_on, d->nref, d->sum_q, d->sum_q2);
-		span = d->ref_all;
-	} else if (d->on_ns > 0) {
-		rate = (double)d->calls / d->on_ns;
-		hw = half_width(d->calls, d->on_ns, d->nwin, d->sum_r, d->sum_r2);
-		span = d->len_ns;
-	} else {
-		return;
-	}
-	exact = (double)(c->calls - (d->calls < c->calls ? d->calls : c->calls));
-	est = exact + rate * span;
 	p->estimated = true;
 	p->seen_calls = c->calls;
-	p->calls_lo = fmax(exact + (double)d->calls, exact + (rate - hw) * span);
-	p->calls_hi = exact + (rate + hw) * span;
+	p->calls_lo = lo;
+	p->calls_hi = hi;
 	if (!c->calls)
 		return;
 	s = est / (double)c->calls;
@@ -137,6 +123,61 @@ void at_profile_estimate(struct at_func_profile *p)
 	c->sumsq *= s;
 	for (uint32_t b = 0; b < AT_HIST_BUCKETS; b++)
 		p->hist[b] = scaled(p->hist[b], s);
+}
+
+/*
+ * Calls in partly probed intervals are estimated as the rate the windows
+ * saw times the intervals' socket reads (or length): a ratio estimator,
+ * per interval when the windows saw enough reads. The
+ * 95 % interval is Poisson per interval; a pooled ratio takes the larger
+ * of the spread of the per-interval rates (t, n - 1 degrees of freedom)
+ * and the Poisson error of the calls seen. The other figures scale with
+ * the calls, so means and quantiles keep what the windows measured.
+ */
+void at_profile_estimate(struct at_func_profile *p)
+{
+	const struct at_duty_est *d = &p->duty;
+	struct at_counts *c = &p->c;
+	double rate, hw, exact, est, span;
+
+	if (!d->nwin || p->estimated)
+		return;
+	if (d->strat_ref_on > 0) {
+		/*
+		 * Calls per socket read of the target, interval by interval
+		 * so that a workload's phases keep their own ratios: the probes
+		 * slow the target down in the windows, which a rate per second
+		 * would carry over to the whole run, while its work per request
+		 * read stays the same. Intervals whose windows saw too few reads
+		 * take the others' pooled ratio.
+		 */
+		double pool = d->strat_calls / d->strat_ref_on;
+		double rest = fmax(d->rest_calls, pool * d->rest_ref_all) + d->rest_by_time;
+		double pool_hw = half_width((uint64_t)d->strat_calls, d->strat_ref_on, d->nref,
+					    d->sum_q, d->sum_q2);
+
+		exact = (double)(c->calls - (d->calls < c->calls ? d->calls : c->calls));
+		est = exact + d->strat + rest;
+		hw = sqrt(1.96 * 1.96 * d->strat_var + pow(pool_hw * d->rest_ref_all, 2));
+		finish(p, est, fmax(exact + (double)d->calls, est - hw), est + hw);
+		return;
+	}
+	if (d->ref_on > 0) {
+		/* Too few reads in any one interval: one ratio for the run. */
+		rate = (double)d->calls / d->ref_on;
+		hw = half_width(d->calls, d->ref_on, d->nref, d->sum_q, d->sum_q2);
+		span = d->ref_all;
+	} else if (d->on_ns > 0) {
+		rate = (double)d->calls / d->on_ns;
+		hw = half_width(d->calls, d->on_ns, d->nwin, d->sum_r, d->sum_r2);
+		span = d->len_ns;
+	} else {
+		return;
+	}
+	exact = (double)(c->calls - (d->calls < c->calls ? d->calls : c->calls));
+	est = exact + rate * span;
+	finish(p, est, fmax(exact + (double)d->calls, exact + (rate - hw) * span),
+	       exact + (rate + hw) * span);
 }
 
 /*

@@ -103,7 +103,7 @@ struct at_window {
 	struct at_window_entry *e;
 	uint32_t nduty; /* functions probed part of the interval, ascending ids */
 	struct at_duty_on *duty;
-	/* The target's system calls in the interval, and in its windows. */
+	/* The target's socket reads in the interval, and in its windows. */
 	uint64_t ref_all, ref_on;
 };
 
@@ -179,10 +179,21 @@ struct at_duty_est {
 	uint64_t calls;	      /* calls seen in them */
 	double on_ns, len_ns; /* probed time, and those intervals' length */
 	double sum_r, sum_r2; /* per-interval rates (calls/ns): sum, sum of squares */
-	/* The same against the target's system calls (ref_on, ref_all). */
+	/* The same against the target's socket reads (ref_on, ref_all). */
 	uint32_t nref;
 	double ref_on, ref_all, sum_q, sum_q2;
+	/*
+	 * Per interval with enough reads in its windows: that interval's own
+	 * ratio times its reads (strat), and that estimate's Poisson
+	 * variance. The other intervals' calls and reads (rest_*) take
+	 * the ratio of the strata's sums.
+	 */
+	double strat, strat_var, strat_calls, strat_ref_on;
+	double rest_calls, rest_ref_all, rest_by_time;
 };
+
+/* Socket reads an interval's windows must see for a ratio of its own. */
+#define AT_DUTY_MIN_STRATUM 3
 
 /* Aggregate of one function over a whole recording. */
 struct at_func_profile {

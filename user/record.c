@@ -4,6 +4,7 @@
  * interval into the trace file, and report at the end.
  */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -154,11 +155,14 @@ static void record_usage(FILE *f)
 	      "                       strings per function); repeatable\n"
 	      "      --budget PCT     slowdown the detail phase may add to the coarse-only run,\n"
 	      "                       kept by the adaptive rate controller (default 5). Given\n"
-	      "                       explicitly, it bounds the coarse probes too: when they\n"
-	      "                       cost more for 3 s, the costliest functions move to\n"
-	      "                       probing windows (10 ms or more every 2 s, sized to the\n"
+	      "                       explicitly, it bounds the whole tracing, coarse probes\n"
+	      "                       included: when they alone cost more for 3 s, the\n"
+	      "                       costliest functions move to probing windows (five per\n"
+	      "                       interval, 2 ms or more, sized to a quarter of the\n"
 	      "                       budget) and their figures become estimates, marked ~\n"
-	      "                       with a 95 % interval (needs uprobe session links)\n"
+	      "                       with a 95 % interval (needs uprobe session links);\n"
+	      "                       detail gets what the coarse probes leave. Works with\n"
+	      "                       --select none too\n"
 	      "      --max-events N   at most N detail events per second in all\n"
 	      "  Sampled calls go through a ring buffer; a full buffer drops events and counts\n"
 	      "  them per function and CPU (report shows them). A function whose profile stays\n"
@@ -569,7 +573,8 @@ static int load_programs(struct recorder *r)
 	at_prepare_program(s->progs.empty_entry);
 	at_prepare_program(s->progs.empty_return);
 	bpf_program__set_autoload(s->progs.coarse_session, want_duty(r->o));
-	bpf_program__set_autoload(s->progs.duty_syscalls, want_duty(r->o));
+	bpf_program__set_autoload(s->progs.duty_inputs,
+				  want_duty(r->o) && at_features()->sock_recv_tp);
 	if (want_duty(r->o))
 		bpf_program__set_expected_attach_type(s->progs.coarse_session,
 						      AT_BPF_TRACE_UPROBE_SESSION);
@@ -741,20 +746,30 @@ static void setup_duty(struct recorder *r)
 	o.window_on = &r->skel->bss->window_on;
 	o.quiesce_detail = at_dctl_quiesce;
 	o.ctx = r->dctl;
-	o.syscalls = r->skel->progs.duty_syscalls;
+	if (at_features()->sock_recv_tp)
+		o.inputs = r->skel->progs.duty_inputs;
 	o.refcalls_fd = bpf_map__fd(r->skel->maps.refcalls);
 	r->skel->bss->ref_tgid = (uint32_t)pid;
 	o.paths = r->paths;
 	o.sites = r->sites;
 	o.n = id;
 	o.pid = pid;
-	o.period_s = 2;
+	/*
+	 * Five windows per interval: every interval gets a ratio of its own, and
+	 * a workload whose phases alternate faster than that is still sampled
+	 * in both (redis-benchmark's SET and GET runs, tenths of a second).
+	 */
+	o.period_s = fmin(fmax(r->o->interval / 5, 0.05), 2);
 	r->duty = at_duty_new(&o);
 	at_dctl_set_duty(r->dctl, r->duty);
 }
 
-/* Carry out what the detail controller planned for the coarse budget. */
-static void apply_duty(struct recorder *r, uint64_t now)
+/*
+ * Carry out what the detail controller planned for the coarse budget.
+ * Returns when the moved functions' always-on probes stopped counting, or
+ * 0 when none moved.
+ */
+static uint64_t apply_duty(struct recorder *r, uint64_t now)
 {
 	struct at_links detail = {0};
 	const bool *demote;
@@ -763,24 +778,25 @@ static void apply_duty(struct recorder *r, uint64_t now)
 	double frac;
 
 	if (!at_dctl_coarse_demand(r->dctl, &demote, &frac))
-		return;
+		return 0;
 	for (uint32_t id = 0; id < at_duty_nfuncs(r->duty); id++)
 		moved += demote[id] && !at_duty_is_demoted(r->duty, id);
 	if (!moved) {
 		at_duty_set_frac(r->duty, frac);
-		return;
+		return 0;
 	}
 	at_dctl_drop_detail(r->dctl, demote, now, &detail);
 	if (at_duty_demote(r->duty, demote, frac, &r->entry_links, &r->return_links, &detail, now,
 			   err, sizeof(err))) {
 		at_warn("coarse budget: cannot move functions to probing windows: %s", err);
 		at_links_destroy(&detail);
-		return;
+		return 0;
 	}
 	if (!r->o->quiet)
 		at_err("coarse budget: %u function%s cost more than --budget allows; probed "
 		       "%.1f %% of the time from now on, their figures become estimates",
-		       moved, moved == 1 ? "" : "s", 100 * frac);
+		       moved, moved == 1 ? "" : "s", 100 * at_duty_frac(r->duty));
+	return at_duty_moved_at(r->duty);
 }
 
 /* Per-interval consumers: the OpenMetrics file and the caller's hook (top). */
@@ -803,6 +819,7 @@ static int tick(struct recorder *r, uint64_t now)
 {
 	struct at_window win;
 	int err = at_stats_snapshot(r->stats, &win);
+	uint64_t moved_at = 0;
 
 	if (err) {
 		snprintf(r->err, sizeof(r->err), "cannot read the BPF maps: %s", strerror(-err));
@@ -821,12 +838,18 @@ static int tick(struct recorder *r, uint64_t now)
 	if (!err && r->dctl)
 		err = at_dctl_tick(r->dctl, &win, now, r->w);
 	if (!err && r->duty)
-		apply_duty(r, now);
+		moved_at = apply_duty(r, now);
 	at_profile_set_add_window(&r->ps, &win);
 	window_hooks(r, &win);
 	at_window_clear(&win);
 	if (err)
 		snprintf(r->err, sizeof(r->err), "%s", at_writer_error(r->w));
+	/*
+	 * The moved functions' calls from here to the move are exact: a short
+	 * interval of their own keeps them out of the windows' ratios.
+	 */
+	else if (moved_at > r->last_tick)
+		err = tick(r, moved_at);
 	return err;
 }
 

@@ -497,7 +497,7 @@ size_t at_sampler_tick(struct at_sampler *s, const struct at_sampler_tick *in,
 	o.coarse_pct = 100 * C / fmax(base - C, base * 0.01);
 
 	/* 2. stratified allocation: the water level */
-	avail = c->budget_pct / 100 * base / dt - attach;
+	avail = c->budget_pct / 100 * base / dt - attach - (c->whole_budget ? C / dt : 0);
 	lb = fit_level(s, in, avail, 0, true);
 	le = c->max_events ? fit_level(s, in, 0, (double)c->max_events, false) : HUGE_VAL;
 	/* With no call at all the level says nothing: keep the last one for new functions. */

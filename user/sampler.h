@@ -22,8 +22,9 @@
  *    slowdown detail adds to the coarse-only run: D / (cpu - D) <= budget,
  *    where cpu is the target's CPU time over the tick (/proc/PID/stat,
  *    probes run in the target's context, so cpu includes D); without it
- *    (cpu == 0) one CPU's wall time is assumed. C is reported, not budgeted
- *    (the coarse phase's share comes with the overhead-engineering issue).
+ *    (cpu == 0) one CPU's wall time is assumed. With whole_budget (an
+ *    explicit --budget), the budget covers the coarse probes too: detail
+ *    gets what C leaves of it. Otherwise C is reported, not budgeted.
  * 2. Stratified allocation. The affordable sampled hits are spread across
  *    the DETAIL functions by water-filling: every function gets the same
  *    number of events per second L, except that a function never goes
@@ -115,6 +116,7 @@ struct at_sampler_cfg {
 	double min_rate;      /* default 0.001 (> 0: a rate of 0 never recovers) */
 	double max_rate;      /* default 1.0 */
 	double budget_pct;    /* --budget, default 5 */
+	bool whole_budget;    /* the budget bounds coarse + detail (explicit --budget) */
 	uint64_t max_events;  /* --max-events per second, 0 = no cap */
 	double coarse_hit_ns; /* calibrated costs, see above; defaults 350, 30, 600 */
 	double attach_hit_ns;

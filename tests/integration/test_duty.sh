@@ -3,8 +3,9 @@
 # cost far more than --budget 5 allows on any machine; cold() runs 100
 # times a second and costs almost nothing. With --budget, hot() moves to
 # short probing windows and its figures become estimates with an interval;
-# cold() stays exact through the move to new links. Without session links
-# (simulated), the old warning stays and every count is exact.
+# cold() stays exact through the move to new links, with or without the
+# detail phase. Without session links (simulated), the old warning stays and
+# every count is exact.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
 
@@ -47,6 +48,18 @@ expect_match "the table marks the estimate" "$(grep '^hot ' "$WORK/b.txt")" '^ho
 expect_match "cold's row is unmarked" "$(grep '^cold ' "$WORK/b.txt")" '^cold +[0-9]+ '
 expect_match "the footer says what the ~ means" "$(cat "$WORK/b.txt")" \
 	'1 function cost more than --budget allowed and was probed in short windows: the figures marked ~ are estimates'
+
+# The coarse phase alone (--select none) keeps the budget too.
+at_run "$WORK/s" record -o "$WORK/s.data" -f hot -f cold --select none --budget 5 -- "$DUTY" 8
+expect_eq "--select none --budget 5 exits 0" "$RC" 0
+expect_match "--select none: the costly function still goes to windows" "$(cat "$WORK/s.err")" \
+	'coarse budget: 1 function cost more than --budget allows'
+if report_json "$WORK/s.data" "$WORK/s.json"; then
+	expect_eq "--select none: hot is estimated" "$(fn "$WORK/s.json" hot estimated)" true
+	expect_eq "--select none: cold's count is exact" "$(fn "$WORK/s.json" cold calls)" \
+		"$(kv "$WORK/s.out" cold)"
+fi
+expect_eq "--select none: no link left" "$(our_links)" 0
 
 # No session links: no duty cycle, the warning, and exact counts.
 ADAPTRACE_NO_UPROBE_SESSION=1 at_run "$WORK/n" record -o "$WORK/n.data" -f hot -f cold \

@@ -795,6 +795,30 @@ static void test_duty(void)
 		check(q.estimated && q.c.calls == 900,
 		      "duty: calls estimated per call of the always-on functions (900)");
 	}
+	/*
+	 * Two phases: five intervals at 1 call per read (1000 reads each), then
+	 * five at none (3000 reads each). Per interval: 5000. One ratio for the
+	 * run would say 10000. An interval with no read at all goes by time.
+	 */
+	{
+		struct at_func_profile q = {0};
+
+		for (int i = 0; i < 10; i++) {
+			uint64_t calls = i < 5 ? 10 : 0;
+
+			e.c.calls = e.c.returns = calls;
+			at_profile_add(&q, &e);
+			at_profile_add_duty(&q, calls, 100000000, 1000000000, 10, i < 5 ? 1000 : 3000);
+		}
+		e.c.calls = e.c.returns = 5;
+		at_profile_add(&q, &e);
+		at_profile_add_duty(&q, 5, 100000000, 1000000000, 0, 0);
+		at_profile_estimate(&q);
+		check(q.estimated && q.c.calls == 5050,
+		      "duty: each interval keeps its own ratio, and one without reads goes by time "
+		      "(5050)");
+		check(q.calls_lo <= 5050 && q.calls_hi >= 5050, "duty: per-interval estimate's interval");
+	}
 	at_profile_estimate(&p);
 	check(p.c.calls == 190, "duty: estimating twice changes nothing");
 }
