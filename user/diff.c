@@ -440,6 +440,24 @@ static const char *main_prog(const struct at_trace *t)
 	return t->nbins ? base_name(t->bins[0].path) : "";
 }
 
+/* Standard deviation of an estimated count, from its 95 % interval; 0 when exact. */
+static double est_sd(const struct at_func_profile *p)
+{
+	return p->estimated ? (p->calls_hi - p->calls_lo) / (2 * 1.96) : 0;
+}
+
+/* Variance of a side's normalised calls: Poisson per second, or the estimate's spread. */
+static double calls_var(uint64_t calls, bool est, double sd, bool per_run, double secs)
+{
+	double scale = per_run ? 1 : secs;
+
+	if (!(scale > 0))
+		return 0;
+	if (est)
+		return sd * sd / (scale * scale);
+	return per_run ? 0 : (double)calls / (scale * scale);
+}
+
 static double norm_calls(const struct at_trace *t, uint64_t calls, bool per_run, double duration_s)
 {
 	(void)t;
@@ -515,10 +533,16 @@ int at_diff_compute(const struct at_trace *base, const struct at_func_profile *b
 		r.name = t->syms[id].name ? t->syms[id].name : "";
 		r.binary = sym_binary(t, id);
 		r.kind = t->syms[id].kind;
-		if (r.base_id >= 0)
+		if (r.base_id >= 0) {
 			r.base_calls = bp[r.base_id].c.calls;
-		if (r.new_id >= 0)
+			r.base_est = bp[r.base_id].estimated;
+			r.base_sd = est_sd(&bp[r.base_id]);
+		}
+		if (r.new_id >= 0) {
 			r.new_calls = cp[r.new_id].c.calls;
+			r.new_est = cp[r.new_id].estimated;
+			r.new_sd = est_sd(&cp[r.new_id]);
+		}
 		if (r.base_id >= 0 && r.new_id >= 0)
 			matched++;
 		add_row(res, &cap, &r);
@@ -604,11 +628,14 @@ int at_diff_compute(const struct at_trace *base, const struct at_func_profile *b
 	 * Calls. Two runs of a command: exact counts per run, no test (the
 	 * threshold alone decides). Otherwise rates per second, where the
 	 * counts are Poisson-like: a z-test on the rate difference, Holm again.
+	 * An estimated side (probing windows) brings its own spread, from its
+	 * 95 % interval, and is always tested.
 	 */
 	np = 0;
 	for (size_t k = 0; k < res->nrows; k++) {
 		struct at_diff_row *r = &res->rows[k];
 		double z, vb, vn;
+		bool est;
 
 		if (r->base_id < 0 || r->new_id < 0) {
 			if (r->base_id < 0 && r->new_calls)
@@ -623,10 +650,11 @@ int at_diff_compute(const struct at_trace *base, const struct at_func_profile *b
 			r->calls_change_pct = (r->new_norm - r->base_norm) / r->base_norm * 100;
 		else
 			r->calls_change_pct = r->new_norm > 0 ? INFINITY : 0;
-		if (res->per_run || r->base_calls == r->new_calls)
+		est = r->base_est || r->new_est;
+		if (!est && (res->per_run || r->base_calls == r->new_calls))
 			continue;
-		vb = db > 0 ? (double)r->base_calls / (db * db) : 0;
-		vn = dn > 0 ? (double)r->new_calls / (dn * dn) : 0;
+		vb = calls_var(r->base_calls, r->base_est, r->base_sd, res->per_run, db);
+		vn = calls_var(r->new_calls, r->new_est, r->new_sd, res->per_run, dn);
 		z = vb + vn > 0 ? (r->new_norm - r->base_norm) / sqrt(vb + vn) : 0;
 		p[np] = erfc(fabs(z) / M_SQRT2);
 		idx[np++] = k;
@@ -637,9 +665,11 @@ int at_diff_compute(const struct at_trace *base, const struct at_func_profile *b
 	for (size_t k = 0; k < res->nrows; k++) {
 		struct at_diff_row *r = &res->rows[k];
 
-		if (r->base_id < 0 || r->new_id < 0 || r->base_calls == r->new_calls)
+		bool est = r->base_est || r->new_est;
+
+		if (r->base_id < 0 || r->new_id < 0 || (!est && r->base_calls == r->new_calls))
 			continue;
-		if (!res->per_run && !(r->calls_p_adj < o->alpha))
+		if ((!res->per_run || est) && !(r->calls_p_adj < o->alpha))
 			continue;
 		r->calls_verdict =
 		    verdict_of(r->calls_change_pct, o->threshold_pct, &res->nmore, &res->nfewer);
@@ -717,12 +747,13 @@ static char *fmt_p(char *buf, size_t len, double p)
 	return buf;
 }
 
-static char *fmt_calls(char *buf, size_t len, double v, bool per_run)
+/* Calls per run or per second; "~" marks an estimate (probing windows). */
+static char *fmt_calls(char *buf, size_t len, double v, bool per_run, bool est)
 {
 	if (per_run)
-		snprintf(buf, len, "%.0f", v);
+		snprintf(buf, len, "%s%.0f", est ? "~" : "", v);
 	else
-		snprintf(buf, len, "%.1f/s", v);
+		snprintf(buf, len, "%s%.1f/s", est ? "~" : "", v);
 	return buf;
 }
 
@@ -774,6 +805,7 @@ void at_diff_print_table(FILE *f, const struct at_diff_result *r, const struct a
 			 const char *base_path, const char *new_path)
 {
 	char a[32], b[32], c[32], name[512], bin[512];
+	bool est = false;
 
 	fprintf(f,
 		"adaptrace diff %s -> %s: %s, threshold %g%%, alpha %g (Holm over %zu "
@@ -799,10 +831,15 @@ void at_diff_print_table(FILE *f, const struct at_diff_result *r, const struct a
 		fprintf(f, "  %-40s %-16s %10s %10s %8s\n",
 			at_esc_text_buf(name, sizeof(name), x->name),
 			at_esc_text_buf(bin, sizeof(bin), x->binary),
-			fmt_calls(a, sizeof(a), x->base_norm, r->per_run),
-			fmt_calls(b, sizeof(b), x->new_norm, r->per_run),
+			fmt_calls(a, sizeof(a), x->base_norm, r->per_run, x->base_est),
+			fmt_calls(b, sizeof(b), x->new_norm, r->per_run, x->new_est),
 			fmt_pct(c, sizeof(c), x->calls_change_pct));
+		est |= x->base_est || x->new_est;
 	}
+	if (est)
+		fputs("  ~: estimated from probing windows (--budget), tested against its 95 % "
+		      "interval\n",
+		      f);
 	table_latency(f, r, o, AT_DV_BETTER, "IMPROVEMENTS", r->nimproved);
 	list_names(f, r, true, r->nappeared);
 	list_names(f, r, false, r->nvanished);
@@ -910,8 +947,9 @@ void at_diff_print_json(FILE *f, const struct at_diff_result *r, const struct at
 		json_num(f, x->calls_change_pct);
 		fputs(",\"p_value\":", f);
 		json_num(f, x->calls_p_adj);
-		fprintf(f, ",\"direction\":\"%s\"}",
-			x->calls_verdict == AT_DV_WORSE ? "more" : "fewer");
+		fprintf(f, ",\"direction\":\"%s\",\"estimated\":%s}",
+			x->calls_verdict == AT_DV_WORSE ? "more" : "fewer",
+			x->base_est || x->new_est ? "true" : "false");
 	}
 	fputs("],\"appeared\":", f);
 	json_names(f, r, true);
@@ -974,12 +1012,13 @@ void at_diff_print_markdown(FILE *f, const struct at_diff_result *r, const struc
 					fmt_pct(c, sizeof(c), x->change_pct),
 					fmt_p(d, sizeof(d), x->p_adj));
 			else
-				fprintf(f, "calls per %s | %s | %s | %s | %s |\n",
-					r->per_run ? "run" : "second",
-					fmt_calls(a, sizeof(a), x->base_norm, r->per_run),
-					fmt_calls(b, sizeof(b), x->new_norm, r->per_run),
-					fmt_pct(c, sizeof(c), x->calls_change_pct),
-					fmt_p(d, sizeof(d), x->calls_p_adj));
+				fprintf(
+				    f, "calls per %s | %s | %s | %s | %s |\n",
+				    r->per_run ? "run" : "second",
+				    fmt_calls(a, sizeof(a), x->base_norm, r->per_run, x->base_est),
+				    fmt_calls(b, sizeof(b), x->new_norm, r->per_run, x->new_est),
+				    fmt_pct(c, sizeof(c), x->calls_change_pct),
+				    fmt_p(d, sizeof(d), x->calls_p_adj));
 		}
 names:
 	if (r->nappeared || r->nvanished)
@@ -1055,8 +1094,8 @@ int at_diff_write_junit(const char *path, const struct at_diff_result *r,
 				"      <failure type=\"called more often\" message=\"calls per %s "
 				"%s -> %s (%s)\"/>\n",
 				r->per_run ? "run" : "second",
-				fmt_calls(a, sizeof(a), x->base_norm, r->per_run),
-				fmt_calls(b, sizeof(b), x->new_norm, r->per_run),
+				fmt_calls(a, sizeof(a), x->base_norm, r->per_run, x->base_est),
+				fmt_calls(b, sizeof(b), x->new_norm, r->per_run, x->new_est),
 				fmt_pct(c, sizeof(c), x->calls_change_pct));
 		fputs("    </testcase>\n", f);
 	}

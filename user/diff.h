@@ -63,6 +63,9 @@ struct at_diff_row {
 	double base_norm, new_norm, calls_change_pct; /* change is INFINITY from 0 */
 	double calls_p_adj;			      /* NAN when counts are exact */
 	int calls_verdict;
+	/* A side's calls estimated from probing windows (--budget), and their sd. */
+	bool base_est, new_est;
+	double base_sd, new_sd;
 };
 
 struct at_diff_result {

@@ -138,18 +138,25 @@ int at_export_csv(FILE *f, const struct at_trace *t)
 	static const char *kinds[] = {"function", "usdt", "usdt_key"};
 
 	fputs("start_ns,end_ns,binary,function,kind,calls,returns,total_ns,self_ns,mean_ns,"
-	      "p50_ns,p90_ns,p99_ns,min_ns,max_ns,errors,max_concurrency\n",
+	      "p50_ns,p90_ns,p99_ns,min_ns,max_ns,errors,max_concurrency,probed_ns\n",
 	      f);
 	for (size_t w = 0; w < t->nwins; w++) {
 		const struct at_window *win = &t->wins[w];
+		uint32_t k = 0;
 
 		for (uint32_t i = 0; i < win->n; i++) {
 			const struct at_window_entry *e = &win->e[i];
 			const struct at_counts *c = &e->c;
+			uint64_t probed = win->end_ns - win->start_ns;
 			double q[3] = {0, 0, 0};
 
 			if (e->id >= t->nsyms)
 				continue;
+			/* In probing windows (--budget): the calls are those of probed_ns only. */
+			while (k < win->nduty && win->duty[k].id < e->id)
+				k++;
+			if (k < win->nduty && win->duty[k].id == e->id)
+				probed = win->duty[k].on_ns;
 			if (c->returns) {
 				q[0] = at_entry_quantile(e, 0.50);
 				q[1] = at_entry_quantile(e, 0.90);
@@ -162,11 +169,11 @@ int at_export_csv(FILE *f, const struct at_trace *t)
 			fprintf(f,
 				",%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 				",%.0f,%.0f,%.0f,%.0f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-				"\n",
+				",%" PRIu64 "\n",
 				t->syms[e->id].kind < 3 ? kinds[t->syms[e->id].kind] : "other",
 				c->calls, c->returns, c->total_ns, c->self_ns,
 				c->returns ? (double)c->sum_ns / (double)c->returns : 0, q[0], q[1],
-				q[2], c->min_ns, c->max_ns, c->errors, c->max_conc);
+				q[2], c->min_ns, c->max_ns, c->errors, c->max_conc, probed);
 		}
 	}
 	return ferror(f) ? -EIO : 0;
@@ -195,12 +202,32 @@ static void om_labels(FILE *f, const char *metric, const struct at_trace *t, uin
 
 int at_export_openmetrics(FILE *f, const struct at_trace *t, const struct at_func_profile *p)
 {
-	fputs("# HELP adaptrace_calls_total Calls of a traced function (exact).\n"
+	bool any_est = false;
+
+	fputs("# HELP adaptrace_calls_total Calls of a traced function the probes counted "
+	      "(exact; for one in probing windows, the windows' calls: see "
+	      "adaptrace_estimated_calls).\n"
 	      "# TYPE adaptrace_calls_total counter\n",
 	      f);
 	for (uint32_t id = 0; id < t->nsyms; id++) {
 		om_labels(f, "adaptrace_calls_total", t, id);
-		fprintf(f, "} %" PRIu64 "\n", p[id].c.calls);
+		fprintf(f, "} %" PRIu64 "\n", p[id].estimated ? p[id].seen_calls : p[id].c.calls);
+		any_est |= p[id].estimated;
+	}
+	if (any_est) {
+		fputs("# HELP adaptrace_estimated_calls Calls of a function probed in windows "
+		      "(--budget), estimated from them, with the bounds of its 95 % interval.\n"
+		      "# TYPE adaptrace_estimated_calls gauge\n",
+		      f);
+		for (uint32_t id = 0; id < t->nsyms; id++) {
+			static const char *bound[] = {"estimate", "lower95", "upper95"};
+			double v[3] = {(double)p[id].c.calls, p[id].calls_lo, p[id].calls_hi};
+
+			for (int b = 0; p[id].estimated && b < 3; b++) {
+				om_labels(f, "adaptrace_estimated_calls", t, id);
+				fprintf(f, ",bound=\"%s\"} %.0f\n", bound[b], v[b]);
+			}
+		}
 	}
 	fputs("# HELP adaptrace_errors_total Calls of a traced function that returned a "
 	      "negative value.\n"
@@ -212,7 +239,7 @@ int at_export_openmetrics(FILE *f, const struct at_trace *t, const struct at_fun
 			fprintf(f, "} %" PRIu64 "\n", p[id].c.errors);
 		}
 	fputs("# HELP adaptrace_latency_seconds Inclusive duration of the timed calls of a "
-	      "traced function.\n"
+	      "traced function (for one in probing windows, scaled from them).\n"
 	      "# TYPE adaptrace_latency_seconds histogram\n",
 	      f);
 	for (uint32_t id = 0; id < t->nsyms; id++) {
@@ -289,11 +316,15 @@ static void export_usage(FILE *f)
 	      "  csv          one row per function per interval in which it was called:\n"
 	      "               start_ns, end_ns, binary, function, kind, calls, returns,\n"
 	      "               total_ns, self_ns, mean_ns, p50_ns, p90_ns, p99_ns, min_ns,\n"
-	      "               max_ns, errors, max_concurrency (RFC 4180 quoting)\n"
+	      "               max_ns, errors, max_concurrency, probed_ns (RFC 4180 quoting;\n"
+	      "               probed_ns below the interval's length: the function was in\n"
+	      "               probing windows (--budget) and the calls are those windows')\n"
 	      "  openmetrics  Prometheus text: adaptrace_calls_total and adaptrace_errors_total\n"
 	      "               (counters) and adaptrace_latency_seconds (histogram, le bounds\n"
 	      "               at powers of two from 1.024us to 68.7s), labelled binary and\n"
-	      "               function, ending in '# EOF'. 'record --openmetrics-file PATH'\n"
+	      "               function; adaptrace_estimated_calls (gauge, bound=estimate,\n"
+	      "               lower95, upper95) for functions probed in windows; ending in\n"
+	      "               '# EOF'. 'record --openmetrics-file PATH'\n"
 	      "               keeps such a file current for node_exporter's textfile collector.\n"
 	      "\n"
 	      "  -o, --output OUT   write to OUT instead of stdout\n"

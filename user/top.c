@@ -35,7 +35,26 @@ struct top {
 struct top_row {
 	const char *name;
 	double rate, p50, p99, share;
+	bool est; /* scaled up from probing windows (--budget) */
 };
+
+/*
+ * How much to scale entry e's calls and time by: 1, or for a function in
+ * probing windows the interval's socket reads over those in its windows
+ * (by time without reads), as report does per interval. k walks w->duty.
+ */
+static double entry_scale(const struct at_window *w, const struct at_window_entry *e, uint32_t *k)
+{
+	uint64_t len = w->end_ns - w->start_ns;
+
+	while (*k < w->nduty && w->duty[*k].id < e->id)
+		(*k)++;
+	if (*k >= w->nduty || w->duty[*k].id != e->id || w->duty[*k].on_ns >= len)
+		return 1;
+	if (w->ref_on)
+		return (double)w->ref_all / (double)w->ref_on;
+	return w->duty[*k].on_ns ? (double)len / (double)w->duty[*k].on_ns : 1;
+}
 
 static struct top *the_top; /* for the atexit terminal restore */
 
@@ -142,11 +161,15 @@ static bool on_window(void *ctx, const struct at_profile_set *ps, const struct a
 	size_t n = 0;
 	bool quit = read_keys(t);
 	char a[32], b[32], line[4096];
+	double *scale = at_xcalloc(w->n ? w->n : 1, sizeof(*scale));
+	uint32_t k = 0;
 
 	t->tick++;
-	for (uint32_t i = 0; i < w->n; i++)
+	for (uint32_t i = 0; i < w->n; i++) {
+		scale[i] = entry_scale(w, &w->e[i], &k);
 		if (w->e[i].id < tr->nsyms)
-			self_sum += (double)w->e[i].c.self_ns;
+			self_sum += (double)w->e[i].c.self_ns * scale[i];
+	}
 	for (uint32_t i = 0; i < w->n; i++) {
 		const struct at_window_entry *e = &w->e[i];
 		struct top_row *r;
@@ -155,11 +178,13 @@ static bool on_window(void *ctx, const struct at_profile_set *ps, const struct a
 			continue;
 		r = &rows[n++];
 		r->name = tr->syms[e->id].name ? tr->syms[e->id].name : "?";
-		r->rate = secs > 0 ? (double)e->c.calls / secs : 0;
+		r->est = scale[i] != 1;
+		r->rate = secs > 0 ? (double)e->c.calls * scale[i] / secs : 0;
 		r->p50 = e->c.returns ? at_entry_quantile(e, 0.50) : 0;
 		r->p99 = e->c.returns ? at_entry_quantile(e, 0.99) : 0;
-		r->share = self_sum > 0 ? (double)e->c.self_ns / self_sum * 100 : 0;
+		r->share = self_sum > 0 ? (double)e->c.self_ns * scale[i] / self_sum * 100 : 0;
 	}
+	free(scale);
 	g_sort = t->sort;
 	qsort(rows, n, sizeof(*rows), cmp_rows);
 	if (t->tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 4)
@@ -176,7 +201,8 @@ static bool on_window(void *ctx, const struct at_profile_set *ps, const struct a
 	       sort_names[t->sort], t->tty ? "  keys: s c 5 9 n, q quits" : "");
 	printf("%-40s %12s %10s %10s %7s\n", "FUNCTION", "CALLS/S", "P50", "P99", "SHARE");
 	for (size_t i = 0; i < n && (int)i < shown; i++)
-		printf("%-40s %12.1f %10s %10s %6.1f%%\n", at_esc_text_buf(line, 41, rows[i].name),
+		printf("%-40s %1s%11.1f %10s %10s %6.1f%%\n",
+		       at_esc_text_buf(line, 41, rows[i].name), rows[i].est ? "~" : "",
 		       rows[i].rate, at_fmt_ns(a, sizeof(a), rows[i].p50),
 		       at_fmt_ns(b, sizeof(b), rows[i].p99), rows[i].share);
 	fflush(stdout);
@@ -192,7 +218,9 @@ static void top_usage(FILE *f)
 	      "A live view of the traced functions, refreshed every interval like top(1):\n"
 	      "the hottest functions of the last interval with their calls per second,\n"
 	      "p50 and p99 latency, and SHARE, their exclusive (self) time as a share of\n"
-	      "the self time of all traced functions in the interval.\n"
+	      "the self time of all traced functions in the interval. With --budget, a\n"
+	      "function moved to probing windows has its rate and share scaled up from\n"
+	      "them, marked ~ (see 'adaptrace record --help').\n"
 	      "\n"
 	      "  -p, --pid PID, -b, --binary PATH, -f GLOB, -x GLOB, -l LIB, --interval SEC,\n"
 	      "  -d SEC          as for 'adaptrace record'\n"

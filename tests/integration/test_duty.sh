@@ -49,6 +49,22 @@ expect_match "cold's row is unmarked" "$(grep '^cold ' "$WORK/b.txt")" '^cold +[
 expect_match "the footer says what the ~ means" "$(cat "$WORK/b.txt")" \
 	'1 function cost more than --budget allowed and was probed in short windows: the figures marked ~ are estimates'
 
+# Exports and diff keep the estimate apart from exact counts.
+"$ADAPTRACE" export "$WORK/b.data" --format csv >"$WORK/b.csv" 2>/dev/null
+expect_cmp "csv: some of hot's intervals were probed only in part" \
+	"$(awk -F, '$4 == "hot" && $18 < $2 - $1 { n++ } END { print n + 0 }' "$WORK/b.csv")" '>' 0
+expect_eq "csv: cold was probed all along" \
+	"$(awk -F, '$4 == "cold" && $18 != $2 - $1 { n++ } END { print n + 0 }' "$WORK/b.csv")" 0
+"$ADAPTRACE" export "$WORK/b.data" --format openmetrics >"$WORK/b.prom" 2>/dev/null
+expect_eq "openmetrics: hot's estimate and bounds in their own gauge, cold has none" \
+	"$(grep -c '^adaptrace_estimated_calls{binary="duty",function="hot",bound=' "$WORK/b.prom") $(grep -c 'function="cold",bound=' "$WORK/b.prom")" "3 0"
+if command -v promtool >/dev/null; then
+	check "openmetrics with estimates passes promtool" sh -c "promtool check metrics <'$WORK/b.prom'"
+fi
+"$ADAPTRACE" diff "$WORK/b.data" "$WORK/b.data" --json >"$WORK/d.json" 2>/dev/null
+expect_eq "diff of a recording with estimates against itself: no calls change" \
+	"$(jq '.calls_changed | length' "$WORK/d.json")" 0
+
 # The coarse phase alone (--select none) keeps the budget too.
 at_run "$WORK/s" record -o "$WORK/s.data" -f hot -f cold --select none --budget 5 -- "$DUTY" 8
 expect_eq "--select none --budget 5 exits 0" "$RC" 0

@@ -164,14 +164,16 @@ assert set(NAMES) <= names, set(NAMES) - names
 EOF
 at_run "$WORK/md" diff "$B" "$WORK/new.data" --markdown --junit "$WORK/junit.xml"
 cmark-gfm -e table "$WORK/md.out" >"$WORK/md.html" 2>&1
-check "diff --markdown: cmark-gfm renders one table row per changed function, no markup from the names" \
+check "diff --markdown: cmark-gfm renders a table row per changed function, no markup from the names" \
 	py "$WORK/md.html" <<'EOF'
 import html, re
 h = open(sys.argv[2], encoding="utf-8").read()
 assert "<script" not in h and "<x " not in h and "<a " not in h and "<em>" not in h and "<code>" not in h, h
 body = h[h.index("<tbody>"):h.index("</tbody>")]
 rows = re.findall(r"<tr>(.*?)</tr>", body, re.S)
-assert len(rows) == len(NAMES) + 1, len(rows)
+# The key rows and one more changed call count; a latency verdict on any other
+# function depends on timing, so more rows may follow.
+assert len(rows) >= len(NAMES) + 1, len(rows)
 cells = [re.findall(r"<td[^>]*>(.*?)</td>", r, re.S) for r in rows]
 assert all(len(c) == 8 for c in cells), [len(c) for c in cells]
 got = {html.unescape(c[1]) for c in cells}

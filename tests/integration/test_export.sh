@@ -12,7 +12,7 @@ at_run "$WORK/rec2" record -q -o "$WORK/simple.data" -- "$TARGETS/simple"
 at_run "$WORK/csv" export "$WORK/fifty.data" --format csv
 expect_eq "csv: exit status 0" "$RC" 0
 expect_eq "csv: header" "$(head -n 1 "$WORK/csv.out")" \
-	"start_ns,end_ns,binary,function,kind,calls,returns,total_ns,self_ns,mean_ns,p50_ns,p90_ns,p99_ns,min_ns,max_ns,errors,max_concurrency"
+	"start_ns,end_ns,binary,function,kind,calls,returns,total_ns,self_ns,mean_ns,p50_ns,p90_ns,p99_ns,min_ns,max_ns,errors,max_concurrency,probed_ns"
 expect_eq "csv: f07's calls over all intervals sum to 400" \
 	"$(awk -F, '$4 == "f07" { n += $6 } END { print n }' "$WORK/csv.out")" 400
 expect_eq "csv: at most one row per function per interval" \

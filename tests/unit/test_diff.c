@@ -176,6 +176,29 @@ static void test_verdicts(void)
 	check(at_diff_failed(&r), "the diff fails");
 	at_diff_free(&r);
 
+	/* f5's new count estimated from probing windows: tested against its interval. */
+	{
+		struct at_func_profile *q = &pb.p[5], keep = *q;
+		double n = (double)q->c.calls;
+
+		q->estimated = true;
+		q->calls_lo = n * 0.3;
+		q->calls_hi = n * 1.7;
+		rc = at_diff_compute(&a, pa.p, &b, pb.p, &o, &r, err, sizeof(err));
+		check(rc == 0 && row_of(&r, "f5")->new_est && !row_of(&r, "f5")->base_est &&
+			  row_of(&r, "f5")->calls_verdict == AT_DV_SAME && r.nmore == 0,
+		      "an estimate with a wide interval: +100 % is not a calls change");
+		at_diff_free(&r);
+		q->calls_lo = n * 0.95;
+		q->calls_hi = n * 1.05;
+		rc = at_diff_compute(&a, pa.p, &b, pb.p, &o, &r, err, sizeof(err));
+		check(rc == 0 && row_of(&r, "f5")->calls_verdict == AT_DV_WORSE &&
+			  row_of(&r, "f5")->calls_p_adj < 0.01,
+		      "an estimate with a narrow interval: +100 % is a calls change, with a p-value");
+		at_diff_free(&r);
+		*q = keep;
+	}
+
 	o.absolute = true;
 	rc = at_diff_compute(&a, pa.p, &b, pb.p, &o, &r, err, sizeof(err));
 	check(rc == 0 && r.speed == 1 && r.nregressed == NF,
