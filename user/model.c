@@ -158,6 +158,7 @@ void at_profile_estimate(struct at_func_profile *p)
 
 		exact = (double)(c->calls - (d->calls < c->calls ? d->calls : c->calls));
 		est = exact + d->strat + rest;
+		p->by_time = d->rest_by_time > est / 2;
 		hw = sqrt(1.96 * 1.96 * d->strat_var + pow(pool_hw * d->rest_ref_all, 2));
 		finish(p, est, fmax(exact + (double)d->calls, est - hw), est + hw);
 		return;
@@ -168,6 +169,7 @@ void at_profile_estimate(struct at_func_profile *p)
 		hw = half_width(d->calls, d->ref_on, d->nref, d->sum_q, d->sum_q2);
 		span = d->ref_all;
 	} else if (d->on_ns > 0) {
+		p->by_time = true;
 		rate = (double)d->calls / d->on_ns;
 		hw = half_width(d->calls, d->on_ns, d->nwin, d->sum_r, d->sum_r2);
 		span = d->len_ns;

@@ -203,7 +203,9 @@ struct at_func_profile {
 	/* Set by at_profile_estimate() when counts were scaled up. */
 	bool estimated;
 	double calls_lo, calls_hi; /* 95 % interval of the calls */
-	uint64_t seen_calls;	   /* calls the probes saw (what they cost) */
+	/* Mostly scaled by time (no socket reads): the windows' slowdown carries over. */
+	bool by_time;
+	uint64_t seen_calls; /* calls the probes saw (what they cost) */
 };
 
 void at_counts_merge(struct at_counts *dst, const struct at_counts *src);

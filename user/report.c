@@ -211,8 +211,9 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 			ds ? ds->dropped : 0, ds ? ds->rate : 0, ds ? ds->sampled : 0, unfinished);
 		/* Estimates carry their interval, so no one mistakes them for counts. */
 		if (rows[i].p->estimated)
-			fprintf(f, ",\"calls_ci95\":[%.0f,%.0f]", rows[i].p->calls_lo,
-				rows[i].p->calls_hi);
+			fprintf(f, ",\"calls_ci95\":[%.0f,%.0f],\"estimated_by\":\"%s\"",
+				rows[i].p->calls_lo, rows[i].p->calls_hi,
+				rows[i].p->by_time ? "time" : "reads");
 		fputc('}', f);
 	}
 	fputs("],\"usdt\":[", f);
@@ -394,7 +395,7 @@ static void print_estimates(FILE *f, const struct at_profile_set *ps)
 {
 	const struct at_func_profile *worst = NULL;
 	double wrel = 0;
-	size_t n = 0;
+	size_t n = 0, ntime = 0;
 
 	for (size_t i = 0; i < ps->t->nsyms; i++) {
 		const struct at_func_profile *p = &ps->p[i];
@@ -403,6 +404,7 @@ static void print_estimates(FILE *f, const struct at_profile_set *ps)
 		if (!p->estimated)
 			continue;
 		n++;
+		ntime += p->by_time;
 		rel = p->c.calls ? (p->calls_hi - p->calls_lo) / 2 / (double)p->c.calls : 0;
 		if (!worst || rel > wrel) {
 			worst = p;
@@ -421,6 +423,12 @@ static void print_estimates(FILE *f, const struct at_profile_set *ps)
 			"--json gives each interval)",
 			100 * wrel);
 	fputc('.', f);
+	if (ntime)
+		fprintf(f,
+			" %zu of them went by time, the target having read no socket: %s the "
+			"windows' slowdown and %s.",
+			ntime, ntime == 1 ? "it carries" : "they carry",
+			ntime == 1 ? "undercounts" : "undercount");
 }
 
 static void print_footer(FILE *f, const struct at_profile_set *ps, const struct row *rows, size_t n)
@@ -517,8 +525,11 @@ static void report_usage(FILE *f)
 	      "histogram with 8 sub-buckets per power of two (12.5 % resolution). ERRORS counts\n"
 	      "returns with a negative value. Counts are exact, except for functions that record\n"
 	      "--budget probed only in windows: their figures are scaled from the windows' rate,\n"
-	      "marked ~ in the table, and in --json have \"estimated\": true and \"calls_ci95\"\n"
-	      "(a 95 % interval of the calls; exact ones have \"estimated\": false).\n"
+	      "marked ~ in the table, and in --json have \"estimated\": true, \"calls_ci95\"\n"
+	      "(a 95 % interval of the calls; exact ones have \"estimated\": false) and\n"
+	      "\"estimated_by\": \"reads\" (scaled by the target's socket reads, interval by\n"
+	      "interval) or \"time\" (no reads: the windows' slowdown carries over, so the\n"
+	      "figures undercount).\n"
 	      "Exit status: 0, or 2 for a missing or corrupt file.\n",
 	      f);
 }

@@ -32,6 +32,7 @@ if report_json "$WORK/b.data" "$WORK/b.json"; then
 		'first(.functions[] | select(.name == "hot")) |
 		 (.calls_ci95 | length == 2) and .calls_ci95[0] <= .calls and .calls <= .calls_ci95[1]' \
 		"$WORK/b.json")" true
+	expect_eq "hot, which reads nothing, went by time" "$(fn "$WORK/b.json" hot estimated_by)" time
 	expect_eq "cold is exact" "$(fn "$WORK/b.json" cold estimated)" false
 	expect_eq "cold has no interval" "$(jq -r 'first(.functions[] | select(.name == "cold")) |
 		has("calls_ci95")' "$WORK/b.json")" false
@@ -48,6 +49,8 @@ expect_match "the table marks the estimate" "$(grep '^hot ' "$WORK/b.txt")" '^ho
 expect_match "cold's row is unmarked" "$(grep '^cold ' "$WORK/b.txt")" '^cold +[0-9]+ '
 expect_match "the footer says what the ~ means" "$(cat "$WORK/b.txt")" \
 	'1 function cost more than --budget allowed and was probed in short windows: the figures marked ~ are estimates'
+expect_match "the footer warns that an estimate by time undercounts" "$(cat "$WORK/b.txt")" \
+	'1 of them went by time, the target having read no socket: it carries the windows. slowdown and undercounts'
 
 # Exports and diff keep the estimate apart from exact counts.
 "$ADAPTRACE" export "$WORK/b.data" --format csv >"$WORK/b.csv" 2>/dev/null
