@@ -82,9 +82,10 @@ bool quiesce = false;
 bool window_on = false;
 
 /*
- * The target's system calls (one slot, per CPU): the yardstick that scales
- * what the probing windows saw. Unlike time, it slows down with the target
- * while the probes are in. ref_tgid 0: the -b executable's processes.
+ * The target's socket reads (one slot, per CPU; duty_inputs counts them):
+ * the yardstick that scales what the probing windows saw. Unlike time, it
+ * slows down with the target while the probes are in. ref_tgid 0: the -b
+ * executable's processes.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

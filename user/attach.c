@@ -135,12 +135,20 @@ static void probe_features(struct at_features *f)
 	uint64_t off;
 
 	f->probed = true;
-	f->sock_recv_tp = has_btf_tracepoint("sock_recv_length");
 	if (at_env_flag("ADAPTRACE_NO_UPROBE_MULTI") || at_self_offset(&off))
 		return;
 	f->uprobe_multi = link_type_works(AT_BPF_TRACE_UPROBE_MULTI, off);
 	f->uprobe_session = f->uprobe_multi && !at_env_flag("ADAPTRACE_NO_UPROBE_SESSION") &&
 			    link_type_works(AT_BPF_TRACE_UPROBE_SESSION, off);
+}
+
+bool at_has_sock_recv_tp(void)
+{
+	static int has = -1;
+
+	if (has < 0)
+		has = has_btf_tracepoint("sock_recv_length");
+	return has;
 }
 
 const struct at_features *at_features(void)

@@ -24,7 +24,6 @@ struct bpf_link;
 struct at_features {
 	bool uprobe_multi;
 	bool uprobe_session; /* 6.13+; off with ADAPTRACE_NO_UPROBE_SESSION=1 */
-	bool sock_recv_tp;   /* the sock_recv_length tracepoint (6.4+): duty yardstick */
 	bool probed;
 };
 
@@ -34,6 +33,13 @@ struct at_features {
  * the fallback (for tests of it).
  */
 const struct at_features *at_features(void);
+
+/*
+ * Whether the kernel has the sock_recv_length tracepoint (6.4+), the coarse
+ * budget's yardstick. Asked only when needed: reading the kernel's BTF
+ * takes about 50 ms here.
+ */
+bool at_has_sock_recv_tp(void);
 
 /* Set the programs' expected attach type to match the features; before load. */
 void at_prepare_program(struct bpf_program *prog);

@@ -50,9 +50,9 @@ struct at_duty {
 	size_t nspans, cap;
 	struct release rel[MAX_RELEASES];
 	bool quiesced;
+	struct bpf_link *inputs; /* the yardstick's program, from the first move on */
 	/* refcalls at the last interval, at the window's opening (or the last
 	 * interval), and counted in windows since the last interval. */
-	struct bpf_link *inputs;
 	uint64_t ref_last, ref_mark, ref_on;
 	uint64_t *percpu;
 	int ncpus;

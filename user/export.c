@@ -147,16 +147,13 @@ int at_export_csv(FILE *f, const struct at_trace *t)
 		for (uint32_t i = 0; i < win->n; i++) {
 			const struct at_window_entry *e = &win->e[i];
 			const struct at_counts *c = &e->c;
-			uint64_t probed = win->end_ns - win->start_ns;
+			/* In probing windows (--budget): the calls are those of probed_ns only. */
+			const struct at_duty_on *on = at_window_duty(win, e->id, &k);
+			uint64_t probed = on ? on->on_ns : win->end_ns - win->start_ns;
 			double q[3] = {0, 0, 0};
 
 			if (e->id >= t->nsyms)
 				continue;
-			/* In probing windows (--budget): the calls are those of probed_ns only. */
-			while (k < win->nduty && win->duty[k].id < e->id)
-				k++;
-			if (k < win->nduty && win->duty[k].id == e->id)
-				probed = win->duty[k].on_ns;
 			if (c->returns) {
 				q[0] = at_entry_quantile(e, 0.50);
 				q[1] = at_entry_quantile(e, 0.90);

@@ -20,6 +20,13 @@ void at_counts_merge(struct at_counts *dst, const struct at_counts *src)
 	dst->sumsq += src->sumsq;
 }
 
+const struct at_duty_on *at_window_duty(const struct at_window *w, uint32_t id, uint32_t *k)
+{
+	while (*k < w->nduty && w->duty[*k].id < id)
+		(*k)++;
+	return *k < w->nduty && w->duty[*k].id == id ? &w->duty[*k] : NULL;
+}
+
 void at_profile_add(struct at_func_profile *p, const struct at_window_entry *e)
 {
 	at_counts_merge(&p->c, &e->c);
@@ -142,6 +149,8 @@ void at_profile_estimate(struct at_func_profile *p)
 
 	if (!d->nwin || p->estimated)
 		return;
+	/* Calls outside the windows: before the move, always probed. */
+	exact = (double)(c->calls - (d->calls < c->calls ? d->calls : c->calls));
 	if (d->strat_ref_on > 0) {
 		/*
 		 * Calls per socket read of the target, interval by interval
@@ -156,7 +165,6 @@ void at_profile_estimate(struct at_func_profile *p)
 		double pool_hw = half_width((uint64_t)d->strat_calls, d->strat_ref_on, d->nref,
 					    d->sum_q, d->sum_q2);
 
-		exact = (double)(c->calls - (d->calls < c->calls ? d->calls : c->calls));
 		est = exact + d->strat + rest;
 		p->by_time = d->rest_by_time > est / 2;
 		hw = sqrt(1.96 * 1.96 * d->strat_var + pow(pool_hw * d->rest_ref_all, 2));
@@ -176,7 +184,6 @@ void at_profile_estimate(struct at_func_profile *p)
 	} else {
 		return;
 	}
-	exact = (double)(c->calls - (d->calls < c->calls ? d->calls : c->calls));
 	est = exact + rate * span;
 	finish(p, est, fmax(exact + (double)d->calls, exact + (rate - hw) * span),
 	       exact + (rate + hw) * span);

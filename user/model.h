@@ -209,6 +209,11 @@ struct at_func_profile {
 };
 
 void at_counts_merge(struct at_counts *dst, const struct at_counts *src);
+/*
+ * The duty entry of function id in window w, or NULL when id was probed all
+ * along. Both lists ascend by id: *k walks w->duty across calls (start at 0).
+ */
+const struct at_duty_on *at_window_duty(const struct at_window *w, uint32_t id, uint32_t *k);
 /* Add a window entry into an aggregate. */
 void at_profile_add(struct at_func_profile *p, const struct at_window_entry *e);
 /* Note that an interval of len_ns saw calls in the on_ns it was probed. */

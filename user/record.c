@@ -4,11 +4,11 @@
  * interval into the trace file, and report at the end.
  */
 #include <errno.h>
-#include <math.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -573,8 +573,7 @@ static int load_programs(struct recorder *r)
 	at_prepare_program(s->progs.empty_entry);
 	at_prepare_program(s->progs.empty_return);
 	bpf_program__set_autoload(s->progs.coarse_session, want_duty(r->o));
-	bpf_program__set_autoload(s->progs.duty_inputs,
-				  want_duty(r->o) && at_features()->sock_recv_tp);
+	bpf_program__set_autoload(s->progs.duty_inputs, want_duty(r->o) && at_has_sock_recv_tp());
 	if (want_duty(r->o))
 		bpf_program__set_expected_attach_type(s->progs.coarse_session,
 						      AT_BPF_TRACE_UPROBE_SESSION);
@@ -746,7 +745,7 @@ static void setup_duty(struct recorder *r)
 	o.window_on = &r->skel->bss->window_on;
 	o.quiesce_detail = at_dctl_quiesce;
 	o.ctx = r->dctl;
-	if (at_features()->sock_recv_tp)
+	if (bpf_program__autoload(r->skel->progs.duty_inputs))
 		o.inputs = r->skel->progs.duty_inputs;
 	o.refcalls_fd = bpf_map__fd(r->skel->maps.refcalls);
 	r->skel->bss->ref_tgid = (uint32_t)pid;

@@ -45,15 +45,14 @@ struct top_row {
  */
 static double entry_scale(const struct at_window *w, const struct at_window_entry *e, uint32_t *k)
 {
+	const struct at_duty_on *on = at_window_duty(w, e->id, k);
 	uint64_t len = w->end_ns - w->start_ns;
 
-	while (*k < w->nduty && w->duty[*k].id < e->id)
-		(*k)++;
-	if (*k >= w->nduty || w->duty[*k].id != e->id || w->duty[*k].on_ns >= len)
+	if (!on || on->on_ns >= len)
 		return 1;
 	if (w->ref_on)
 		return (double)w->ref_all / (double)w->ref_on;
-	return w->duty[*k].on_ns ? (double)len / (double)w->duty[*k].on_ns : 1;
+	return on->on_ns ? (double)len / (double)on->on_ns : 1;
 }
 
 static struct top *the_top; /* for the atexit terminal restore */
