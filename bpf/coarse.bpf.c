@@ -82,17 +82,44 @@ bool quiesce = false;
 bool window_on = false;
 
 /*
- * The target's socket reads (one slot, per CPU; duty_inputs counts them):
- * the yardstick that scales what the probing windows saw. Unlike time, it
+ * The target's socket reads per size class (duty_inputs counts them): the
+ * yardstick that scales what the probing windows saw. Unlike time, it
  * slows down with the target while the probes are in. ref_tgid 0: the -b
  * executable's processes.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, AT_READ_CLASSES);
+	__type(key, __u32);
+	__type(value, struct at_reads);
+} refcalls SEC(".maps");
+
+/*
+ * A thread's latest socket read: the request its calls serve. The window
+ * probes count a call only if that read came while the window was open,
+ * so a window holds whole requests: those read before it opened stay out,
+ * and the one it closes on keeps the calls its probes see until they
+ * come out.
+ */
+struct last_read {
+	__u32 cls;
+	__u32 in_window;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct last_read);
+} last_reads SEC(".maps");
+
+/* Window calls per function and read class: key id * AT_READ_CLASSES + class. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1); /* set by the loader */
 	__type(key, __u32);
 	__type(value, __u64);
-} refcalls SEC(".maps");
+} wcalls SEC(".maps");
 
 __u32 ref_tgid = 0;
 
@@ -101,6 +128,28 @@ extern bool bpf_session_is_return(void) __ksym __weak;
 static __always_inline __u16 cookie_gen(__u64 cookie)
 {
 	return (cookie >> AT_COOKIE_GEN_SHIFT) & AT_COOKIE_GEN_MASK;
+}
+
+/*
+ * Whether a window probe counts this call: after a read in the window, or
+ * for a thread that has not read, while the window is open.
+ */
+static __always_inline bool window_counts(__u32 id)
+{
+	struct last_read *r =
+	    bpf_task_storage_get(&last_reads, bpf_get_current_task_btf(), NULL, 0);
+	__u32 key;
+	__u64 *n;
+
+	if (!r)
+		return window_on;
+	if (!r->in_window)
+		return false;
+	key = id * AT_READ_CLASSES + (r->cls & (AT_READ_CLASSES - 1));
+	n = bpf_map_lookup_elem(&wcalls, &key);
+	if (n)
+		*n += 1;
+	return true;
 }
 
 /* Returns 1 when the call's return is of no use (a session then skips it). */
@@ -113,12 +162,12 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 	struct frame *f;
 	__u32 depth, outer = 1;
 
-	if (cookie_gen(cookie) != gen || ((cookie & AT_COOKIE_WINDOW) && !window_on))
+	if (cookie_gen(cookie) != gen)
 		return 1;
 	if ((cookie & AT_COOKIE_EXE_FILTER) && !exe_matches())
 		return 1;
 	st = bpf_map_lookup_elem(&fstats, &id);
-	if (!st)
+	if (!st || ((cookie & AT_COOKIE_WINDOW) && !window_counts(id)))
 		return 1;
 	st->calls++;
 	if (returns_off || quiesce) {
@@ -290,15 +339,26 @@ int BPF_PROG(coarse_exec, struct task_struct *p)
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(duty_inputs, struct sock *sk, int ret, int flags)
 {
-	__u32 zero = 0;
-	__u64 *r;
+	struct last_read *last;
+	struct at_reads *r;
+	__u32 cls;
 
 	if (ret <= 0)
 		return 0;
 	if (ref_tgid ? (__u32)(bpf_get_current_pid_tgid() >> 32) != ref_tgid : !exe_matches())
 		return 0;
-	r = bpf_map_lookup_elem(&refcalls, &zero);
-	if (r)
-		*r += 1;
+	cls = at_read_class(ret);
+	r = bpf_map_lookup_elem(&refcalls, &cls);
+	if (r) {
+		r->all++;
+		if (window_on)
+			r->on++;
+	}
+	last = bpf_task_storage_get(&last_reads, bpf_get_current_task_btf(), NULL,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (last) {
+		last->cls = cls;
+		last->in_window = window_on;
+	}
 	return 0;
 }

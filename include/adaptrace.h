@@ -94,6 +94,25 @@ struct at_fstats {
 	__u64 errors; /* returns with a negative value */
 };
 
+/*
+ * The coarse budget's yardstick: the target's socket reads that returned
+ * data, per CPU and per class of their size. A server's request types
+ * often differ in size (redis: a SET reads 45 bytes, a GET 36), so a
+ * class stands for a kind of request, and the windows' calls are scaled
+ * class by class: how many of each kind the windows caught stops mattering.
+ */
+#define AT_READ_CLASSES 16
+
+static inline __u32 at_read_class(__u32 len)
+{
+	return (len * 2654435761u) >> 28; /* a multiplicative hash onto 16 classes */
+}
+
+struct at_reads {
+	__u64 all; /* reads of the class */
+	__u64 on;  /* those while a probing window was open */
+};
+
 /* Calls in flight across all threads; shared, updated atomically. */
 struct at_fconc {
 	__s64 inflight;

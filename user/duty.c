@@ -51,23 +51,41 @@ struct at_duty {
 	struct release rel[MAX_RELEASES];
 	bool quiesced;
 	struct bpf_link *inputs; /* the yardstick's program, from the first move on */
+	bool inputs_off;	 /* no yardstick: estimates go by time */
 	/* refcalls at the last interval, at the window's opening (or the last
 	 * interval), and counted in windows since the last interval. */
-	uint64_t ref_last, ref_mark, ref_on;
-	uint64_t *percpu;
+	struct at_reads ref_last[AT_READ_CLASSES];
+	struct at_reads *percpu;
+	uint64_t *wlast; /* wcalls at the last interval, per function and class */
+	uint64_t *wpercpu;
 	int ncpus;
 };
 
-/* The target's socket reads so far, all CPUs. */
-static uint64_t read_ref(struct at_duty *d)
+/* The target's socket reads so far per size class, all CPUs; false on error. */
+static bool read_ref(struct at_duty *d, struct at_reads *out)
 {
-	uint32_t zero = 0;
+	for (uint32_t k = 0; k < AT_READ_CLASSES; k++) {
+		if (bpf_map_lookup_elem(d->o.refcalls_fd, &k, d->percpu))
+			return false;
+		out[k] = (struct at_reads){0, 0};
+		for (int i = 0; i < d->ncpus; i++) {
+			out[k].all += d->percpu[i].all;
+			out[k].on += d->percpu[i].on;
+		}
+	}
+	return true;
+}
+
+/* Function id's window calls after reads of class k so far, all CPUs. */
+static uint64_t read_wcalls(struct at_duty *d, uint32_t id, uint32_t k)
+{
+	uint32_t key = id * AT_READ_CLASSES + k;
 	uint64_t sum = 0;
 
-	if (bpf_map_lookup_elem(d->o.refcalls_fd, &zero, d->percpu))
-		return d->ref_last;
+	if (bpf_map_lookup_elem(d->o.wcalls_fd, &key, d->wpercpu))
+		return 0;
 	for (int i = 0; i < d->ncpus; i++)
-		sum += d->percpu[i];
+		sum += d->wpercpu[i];
 	return sum;
 }
 
@@ -84,6 +102,8 @@ struct at_duty *at_duty_new(const struct at_duty_opts *o)
 	if (d->ncpus < 1)
 		d->ncpus = 1;
 	d->percpu = at_xcalloc((size_t)d->ncpus, sizeof(*d->percpu));
+	d->wpercpu = at_xcalloc((size_t)d->ncpus, sizeof(*d->wpercpu));
+	d->wlast = at_xcalloc(((size_t)o->n + 1) * AT_READ_CLASSES, sizeof(*d->wlast));
 	return d;
 }
 
@@ -243,7 +263,6 @@ static void plan_open(struct at_duty *d)
 static void end_window(struct at_duty *d, uint64_t now)
 {
 	*d->o.window_on = false;
-	d->ref_on += read_ref(d) - d->ref_mark;
 	d->spans[d->nspans - 1].b = now;
 	d->open = false;
 }
@@ -293,7 +312,8 @@ int at_duty_demote(struct at_duty *d, const bool *demote, double frac, struct at
 		/* Without the yardstick (no socket reads), report goes by time. */
 		if (d->o.inputs)
 			d->inputs = bpf_program__attach(d->o.inputs);
-		d->ref_last = read_ref(d);
+		if (!d->inputs || !read_ref(d, d->ref_last))
+			d->inputs_off = true;
 	}
 	{
 		struct at_links *old[4] = {&d->exact, entry, ret, detail};
@@ -343,7 +363,6 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 			d->spans[d->nspans++] = (struct span){mid, UINT64_MAX};
 			d->open = true;
 			d->opened = mid;
-			d->ref_mark = read_ref(d);
 			*d->o.window_on = true;
 		} else {
 			at_warn("coarse budget: cannot open a probing window: %s", err);
@@ -367,24 +386,25 @@ static uint64_t overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t e)
 
 void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *win)
 {
-	size_t keep = 0;
+	struct at_reads now[AT_READ_CLASSES];
+	size_t keep = 0, cap = 0;
 
 	if (!d || !d->ndemoted || b <= a)
 		return;
-	{
-		uint64_t ref = read_ref(d);
-
-		if (d->open) {
-			d->ref_on += ref - d->ref_mark;
-			d->ref_mark = ref;
+	if (!d->inputs_off && read_ref(d, now)) {
+		for (int k = 0; k < AT_READ_CLASSES; k++) {
+			win->cls_all[k] = now[k].all - d->ref_last[k].all;
+			win->cls_on[k] = now[k].on - d->ref_last[k].on;
+			if (win->cls_on[k] > win->cls_all[k])
+				win->cls_on[k] = win->cls_all[k];
+			win->ref_all += win->cls_all[k];
+			win->ref_on += win->cls_on[k];
+			d->ref_last[k] = now[k];
 		}
-		win->ref_all = ref - d->ref_last;
-		win->ref_on = d->ref_on < win->ref_all ? d->ref_on : win->ref_all;
+		win->has_cls = true;
 		if (at_env_flag("ADAPTRACE_DEBUG"))
 			at_err("duty: interval: %" PRIu64 " socket reads, %" PRIu64 " in windows",
 			       win->ref_all, win->ref_on);
-		d->ref_last = ref;
-		d->ref_on = 0;
 	}
 	win->duty = at_xcalloc(d->ndemoted, sizeof(*win->duty));
 	win->nduty = 0;
@@ -401,6 +421,19 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 		for (size_t i = 0; i < d->nspans; i++)
 			on += overlap(from, b, d->spans[i].a, d->spans[i].b);
 		win->duty[win->nduty++] = (struct at_duty_on){id, on > b - a ? b - a : on};
+		for (uint32_t k = 0; win->has_cls && k < AT_READ_CLASSES; k++) {
+			uint64_t *last = &d->wlast[(size_t)id * AT_READ_CLASSES + k];
+			uint64_t v = read_wcalls(d, id, k), calls = v > *last ? v - *last : 0;
+
+			*last = v;
+			if (!calls)
+				continue;
+			if (win->ncls == cap) {
+				cap = cap ? 2 * cap : 64;
+				win->cls = at_xrealloc(win->cls, cap, sizeof(*win->cls));
+			}
+			win->cls[win->ncls++] = (struct at_cls_calls){win->nduty - 1, k, calls};
+		}
 	}
 	/* Spans that ended before b cannot overlap a later interval. */
 	for (size_t i = 0; i < d->nspans; i++)
@@ -443,5 +476,7 @@ void at_duty_free(struct at_duty *d)
 	bpf_link__destroy(d->inputs);
 	free(d->spans);
 	free(d->percpu);
+	free(d->wpercpu);
+	free(d->wlast);
 	free(d);
 }

@@ -35,10 +35,33 @@ void at_profile_add(struct at_func_profile *p, const struct at_window_entry *e)
 			p->hist[e->hist[i].bucket] += e->hist[i].count;
 }
 
-void at_profile_add_duty(struct at_func_profile *p, uint64_t calls, uint64_t on_ns, uint64_t len_ns,
-			 uint64_t ref_on, uint64_t ref_all)
+/* Strata of one interval's reads by size class; see struct at_duty_est. */
+static void add_classes(struct at_duty_est *d, const struct at_duty_obs *o)
+{
+	d->ncls_win++;
+	for (int k = 0; k < AT_READ_CLASSES; k++) {
+		double all = (double)o->cls_all[k], c = (double)o->cls_calls[k];
+		double on = fmin((double)o->cls_on[k], all);
+
+		d->ccalls[k] += c;
+		d->creads[k] += on;
+		if (on >= AT_DUTY_MIN_STRATUM) {
+			double m = all / on;
+
+			d->cstrat += c * m;
+			d->cstrat_var += fmax(c, 1) * m * m;
+		} else {
+			d->crest[k] += all;
+			d->crest_calls[k] += c;
+		}
+	}
+}
+
+void at_profile_add_duty(struct at_func_profile *p, const struct at_duty_obs *o)
 {
 	struct at_duty_est *d = &p->duty;
+	uint64_t calls = o->calls, on_ns = o->on_ns, len_ns = o->len_ns;
+	uint64_t ref_on = o->ref_on, ref_all = o->ref_all;
 	double r;
 
 	if (on_ns > len_ns || ref_on > ref_all)
@@ -59,6 +82,10 @@ void at_profile_add_duty(struct at_func_profile *p, uint64_t calls, uint64_t on_
 		d->ref_on += (double)ref_on;
 		d->sum_q += r;
 		d->sum_q2 += r * r;
+	}
+	if (o->cls_all && ref_all) {
+		add_classes(d, o);
+		return;
 	}
 	if (ref_on >= AT_DUTY_MIN_STRATUM) {
 		double m = (double)ref_all / (double)ref_on;
@@ -108,6 +135,40 @@ static double half_width(uint64_t calls, double den, uint32_t n, double sum, dou
 	return hw;
 }
 
+/*
+ * The calls of the intervals with read classes: per (interval, class)
+ * stratum, and the rest of a class's reads at that class's ratio over
+ * all windows (the function's ratio over all classes when the windows saw
+ * too few of the class). *var gets the estimate's Poisson variance.
+ */
+static double class_estimate(const struct at_duty_est *d, double *var)
+{
+	double all_c = 0, all_r = 0, est = d->cstrat;
+
+	*var = d->cstrat_var;
+	for (int k = 0; k < AT_READ_CLASSES; k++) {
+		all_c += d->ccalls[k];
+		all_r += d->creads[k];
+	}
+	for (int k = 0; k < AT_READ_CLASSES; k++) {
+		double c = d->ccalls[k], r = d->creads[k];
+
+		if (!d->crest[k] && !d->crest_calls[k])
+			continue;
+		if (r < AT_DUTY_MIN_STRATUM) {
+			c = all_c;
+			r = all_r;
+		}
+		if (r <= 0) {
+			est += d->crest_calls[k];
+			continue;
+		}
+		est += fmax(d->crest_calls[k], c / r * d->crest[k]);
+		*var += fmax(c, 1) * pow(d->crest[k] / r, 2);
+	}
+	return est;
+}
+
 /* Mark the profile estimated at est calls, in [lo, hi], and scale its figures to est. */
 static void finish(struct at_func_profile *p, double est, double lo, double hi)
 {
@@ -135,7 +196,8 @@ static void finish(struct at_func_profile *p, double est, double lo, double hi)
 /*
  * Calls in partly probed intervals are estimated as the rate the windows
  * saw times the intervals' socket reads (or length): a ratio estimator,
- * per interval when the windows saw enough reads. The
+ * per interval when the windows saw enough reads, and per size class of
+ * those reads when recorded (class_estimate). The
  * 95 % interval is Poisson per interval; a pooled ratio takes the larger
  * of the spread of the per-interval rates (t, n - 1 degrees of freedom)
  * and the Poisson error of the calls seen. The other figures scale with
@@ -151,6 +213,24 @@ void at_profile_estimate(struct at_func_profile *p)
 		return;
 	/* Calls outside the windows: before the move, always probed. */
 	exact = (double)(c->calls - (d->calls < c->calls ? d->calls : c->calls));
+	if (d->ncls_win) {
+		/*
+		 * Read classes: a class stands for a kind of request, so the
+		 * windows' mix of requests no longer matters, only each
+		 * kind's calls per read. Intervals without classes (none had
+		 * reads) go as below.
+		 */
+		double var, pool, rest;
+
+		est = class_estimate(d, &var);
+		pool = d->strat_ref_on > 0 ? d->strat_calls / d->strat_ref_on : 0;
+		rest = fmax(d->rest_calls, pool * d->rest_ref_all) + d->rest_by_time;
+		est += exact + d->strat + rest;
+		p->by_time = d->rest_by_time > est / 2;
+		hw = 1.96 * sqrt(var + d->strat_var);
+		finish(p, est, fmax(exact + (double)d->calls, est - hw), est + hw);
+		return;
+	}
 	if (d->strat_ref_on > 0) {
 		/*
 		 * Calls per socket read of the target, interval by interval

@@ -95,6 +95,13 @@ struct at_duty_on {
 	uint64_t on_ns;
 };
 
+/* Window calls of the duty function duty[k] after reads of size class cls. */
+struct at_cls_calls {
+	uint32_t k;
+	uint32_t cls;
+	uint64_t calls;
+};
+
 /* One interval snapshot; only functions with activity are listed. */
 struct at_window {
 	uint64_t start_ns; /* relative to the recording's start */
@@ -105,6 +112,15 @@ struct at_window {
 	struct at_duty_on *duty;
 	/* The target's socket reads in the interval, and in its windows. */
 	uint64_t ref_all, ref_on;
+	/*
+	 * The same per size class of the reads, and the duty functions'
+	 * window calls per class of the read before them (has_cls false:
+	 * not recorded). cls[] ascends by duty index, then class.
+	 */
+	bool has_cls;
+	uint64_t cls_all[AT_READ_CLASSES], cls_on[AT_READ_CLASSES];
+	uint32_t ncls;
+	struct at_cls_calls *cls;
 };
 
 struct at_end {
@@ -190,6 +206,26 @@ struct at_duty_est {
 	 */
 	double strat, strat_var, strat_calls, strat_ref_on;
 	double rest_calls, rest_ref_all, rest_by_time;
+	/*
+	 * Intervals with read classes (ncls_win): strata are (interval,
+	 * class) pairs whose windows saw enough reads (cstrat, its variance).
+	 * The rest of each class's reads (crest) take the class's ratio over
+	 * all windows (ccalls / creads); crest_calls were seen in them.
+	 */
+	uint32_t ncls_win;
+	double cstrat, cstrat_var;
+	double ccalls[AT_READ_CLASSES], creads[AT_READ_CLASSES];
+	double crest[AT_READ_CLASSES], crest_calls[AT_READ_CLASSES];
+};
+
+/* What one interval's windows saw of a duty-cycled function. */
+struct at_duty_obs {
+	uint64_t calls;		  /* calls seen in the windows */
+	uint64_t on_ns, len_ns;	  /* probed time, and the interval's length */
+	uint64_t ref_on, ref_all; /* socket reads in the windows, in the interval */
+	/* Per read size class: reads in the interval and in its windows, and
+	 * the window calls after them; NULL when not recorded. */
+	const uint64_t *cls_all, *cls_on, *cls_calls;
 };
 
 /* Socket reads an interval's windows must see for a ratio of its own. */
@@ -216,9 +252,8 @@ void at_counts_merge(struct at_counts *dst, const struct at_counts *src);
 const struct at_duty_on *at_window_duty(const struct at_window *w, uint32_t id, uint32_t *k);
 /* Add a window entry into an aggregate. */
 void at_profile_add(struct at_func_profile *p, const struct at_window_entry *e);
-/* Note that an interval of len_ns saw calls in the on_ns it was probed. */
-void at_profile_add_duty(struct at_func_profile *p, uint64_t calls, uint64_t on_ns, uint64_t len_ns,
-			 uint64_t ref_on, uint64_t ref_all);
+/* Add what one partly probed interval saw of the function. */
+void at_profile_add_duty(struct at_func_profile *p, const struct at_duty_obs *o);
 /* Scale a duty-cycled function's figures to estimates, once; sets estimated. */
 void at_profile_estimate(struct at_func_profile *p);
 /* Value at quantile q (0..1) of a histogram, clamped to [min, max]. */

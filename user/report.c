@@ -25,7 +25,7 @@ void at_profile_set_init(struct at_profile_set *ps, const struct at_trace *t)
 
 void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window *w)
 {
-	uint32_t j = 0;
+	uint32_t j = 0, c = 0;
 
 	for (uint32_t i = 0; i < w->n; i++)
 		if (w->e[i].id < ps->t->nsyms)
@@ -39,9 +39,26 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 			j++;
 		if (j < w->n && w->e[j].id == id)
 			calls = w->e[j].c.calls;
-		if (id < ps->t->nsyms)
-			at_profile_add_duty(&ps->p[id], calls, w->duty[k].on_ns,
-					    w->end_ns - w->start_ns, w->ref_on, w->ref_all);
+		if (id < ps->t->nsyms) {
+			uint64_t cc[AT_READ_CLASSES] = {0};
+			struct at_duty_obs o = {
+			    .calls = calls,
+			    .on_ns = w->duty[k].on_ns,
+			    .len_ns = w->end_ns - w->start_ns,
+			    .ref_on = w->ref_on,
+			    .ref_all = w->ref_all,
+			};
+
+			for (; c < w->ncls && w->cls[c].k <= k; c++)
+				if (w->cls[c].k == k)
+					cc[w->cls[c].cls] = w->cls[c].calls;
+			if (w->has_cls) {
+				o.cls_all = w->cls_all;
+				o.cls_on = w->cls_on;
+				o.cls_calls = cc;
+			}
+			at_profile_add_duty(&ps->p[id], &o);
+		}
 	}
 	if (w->end_ns > ps->duration_ns)
 		ps->duration_ns = w->end_ns;

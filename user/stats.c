@@ -229,5 +229,6 @@ void at_window_clear(struct at_window *win)
 		free(win->e[i].hist);
 	free(win->e);
 	free(win->duty);
+	free(win->cls);
 	memset(win, 0, sizeof(*win));
 }

@@ -32,6 +32,12 @@
  *           uv truncated, uv v, uv has_str, [str s]}}
  *           (follows the SYMBOLS chunk of its rows; rows it does not name
  *           are functions, so files without it read as before)
+ *   DUTY    uv start_ns, uv end_ns, uv reads, uv window_reads,
+ *           uv n {uv id gap, uv on_ns} (follows the WINDOW of that interval)
+ *   READS   uv start_ns, uv end_ns, 16 x {uv reads, uv window_reads} per
+ *           size class, uv n {uv duty index, uv class, uv window_calls}
+ *           (follows that DUTY, entries ascending; files without it have
+ *           no classes)
  *
  * Order: HEADER first, then SYMBOLS and WINDOW chunks, END last; unknown
  * chunk types are skipped wherever they appear.
@@ -114,6 +120,8 @@ static const char *chunk_name(uint32_t type, char *buf, size_t len)
 		return "usdt";
 	case AT_CHUNK_DUTY:
 		return "duty";
+	case AT_CHUNK_READS:
+		return "reads";
 	}
 	snprintf(buf, len, "type-%u", type);
 	return buf;
@@ -485,7 +493,32 @@ static int write_duty(struct at_writer *w, const struct at_window *win)
 		put_uv(b, d->on_ns);
 		prev = d->id;
 	}
-	return write_chunk(w, AT_CHUNK_DUTY, b->p, b->len);
+	if (write_chunk(w, AT_CHUNK_DUTY, b->p, b->len) < 0)
+		return -1;
+	if (!win->has_cls)
+		return 0;
+	b->len = 0;
+	put_uv(b, win->start_ns);
+	put_uv(b, win->end_ns);
+	for (int k = 0; k < AT_READ_CLASSES; k++) {
+		if (win->cls_on[k] > win->cls_all[k])
+			return werr(w, "%s: more window reads than reads", w->path);
+		put_uv(b, win->cls_all[k]);
+		put_uv(b, win->cls_on[k]);
+	}
+	put_uv(b, win->ncls);
+	for (uint32_t i = 0; i < win->ncls; i++) {
+		const struct at_cls_calls *c = &win->cls[i];
+
+		if (c->k >= win->nduty || c->cls >= AT_READ_CLASSES ||
+		    (i && (c->k < win->cls[i - 1].k ||
+			   (c->k == win->cls[i - 1].k && c->cls <= win->cls[i - 1].cls))))
+			return werr(w, "%s: bad read class entry", w->path);
+		put_uv(b, c->k);
+		put_uv(b, c->cls);
+		put_uv(b, c->calls);
+	}
+	return write_chunk(w, AT_CHUNK_READS, b->p, b->len);
 }
 
 int at_writer_window(struct at_writer *w, const struct at_window *win)
@@ -661,7 +694,7 @@ int at_writer_chunk(struct at_writer *w, uint32_t type, const void *raw, size_t 
 	if (wcheck(w, "extension", true) < 0)
 		return -1;
 	if (type <= AT_CHUNK_USDT || (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS) ||
-	    type == AT_CHUNK_DUTY)
+	    type == AT_CHUNK_DUTY || type == AT_CHUNK_READS)
 		return werr(w, "%s: chunk type %u is reserved", w->path, type);
 	return write_chunk(w, type, raw, len);
 }
@@ -902,6 +935,10 @@ static void free_window(struct at_window *w)
 	free(w->duty);
 	w->duty = NULL;
 	w->nduty = 0;
+	free(w->cls);
+	w->cls = NULL;
+	w->ncls = 0;
+	w->has_cls = false;
 }
 
 static bool dec_entry(struct parse *ps, struct cur *c, struct at_window_entry *e)
@@ -1032,6 +1069,66 @@ bad:
 	free(w->duty);
 	w->duty = NULL;
 	w->ref_all = w->ref_on = 0;
+	return false;
+}
+
+/* The reads per size class of the window just read, after its duty list. */
+static bool dec_reads(struct parse *ps, struct cur *c)
+{
+	struct at_trace *t = ps->t;
+	struct at_window *w = t->nwins ? &t->wins[t->nwins - 1] : NULL;
+	uint64_t start, end, k, cls, calls, all = 0, on = 0;
+	size_t n;
+
+	if (!get_uv(c, &start, "start time") || !get_uv(c, &end, "end time"))
+		return false;
+	if (!w || w->start_ns != start || w->end_ns != end || !w->nduty)
+		return cfail(c, "no duty list for this interval");
+	if (w->has_cls)
+		return cfail(c, "second reads record for one window");
+	for (int i = 0; i < AT_READ_CLASSES; i++) {
+		if (!get_uv(c, &w->cls_all[i], "class reads") ||
+		    !get_uv(c, &w->cls_on[i], "class window reads"))
+			goto bad;
+		if (w->cls_on[i] > w->cls_all[i]) {
+			cfail(c, "more window reads than reads in class %d", i);
+			goto bad;
+		}
+		all += w->cls_all[i];
+		on += w->cls_on[i];
+	}
+	if (all != w->ref_all || on != w->ref_on) {
+		cfail(c, "class reads do not add up to the interval's");
+		goto bad;
+	}
+	if (!get_count(c, &n, 3, "class entries"))
+		goto bad;
+	if (n > (size_t)w->nduty * AT_READ_CLASSES) {
+		cfail(c, "%zu class entries for %u duty functions", n, w->nduty);
+		goto bad;
+	}
+	w->cls = n ? at_xcalloc(n, sizeof(*w->cls)) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!get_uv(c, &k, "duty index") || !get_uv(c, &cls, "read class") ||
+		    !get_uv(c, &calls, "class calls"))
+			goto bad;
+		if (k >= w->nduty || cls >= AT_READ_CLASSES ||
+		    (i &&
+		     (k < w->cls[i - 1].k || (k == w->cls[i - 1].k && cls <= w->cls[i - 1].cls)))) {
+			cfail(c, "read class entry out of order or range");
+			goto bad;
+		}
+		w->cls[i] = (struct at_cls_calls){(uint32_t)k, (uint32_t)cls, calls};
+		w->ncls = (uint32_t)i + 1;
+	}
+	w->has_cls = true;
+	return true;
+bad:
+	free(w->cls);
+	w->cls = NULL;
+	w->ncls = 0;
+	memset(w->cls_all, 0, sizeof(w->cls_all));
+	memset(w->cls_on, 0, sizeof(w->cls_on));
 	return false;
 }
 
@@ -1260,7 +1357,8 @@ static bool dec_dstats(struct parse *ps, struct cur *c)
 static bool known_chunk(uint32_t type)
 {
 	return (type >= AT_CHUNK_HEADER && type <= AT_CHUNK_USDT) ||
-	       (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS) || type == AT_CHUNK_DUTY;
+	       (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS) || type == AT_CHUNK_DUTY ||
+	       type == AT_CHUNK_READS;
 }
 
 /* Inflate exactly raw bytes out of comp bytes, no more, no less. */
@@ -1477,6 +1575,9 @@ int at_trace_parse(const void *data, size_t len, struct at_trace *t, bool salvag
 			break;
 		case AT_CHUNK_DUTY:
 			ok = dec_duty(&ps, &c);
+			break;
+		case AT_CHUNK_READS:
+			ok = dec_reads(&ps, &c);
 			break;
 		default:
 			ok = dec_end(&ps, &c);

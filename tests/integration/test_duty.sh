@@ -80,6 +80,27 @@ if report_json "$WORK/s.data" "$WORK/s.json"; then
 fi
 expect_eq "--select none: no link left" "$(our_links)" 0
 
+# A server: reqmix serves its client's SETs and GETs over a socket, in runs
+# of 2000 each. The windows catch a few requests of either kind, in any
+# mix; the estimates go by the server's reads, class by class of their
+# size, and land within 10 % of the exact counts.
+REQMIX=$TARGETS/reqmix
+at_run "$WORK/q" record -o "$WORK/q.data" -f set_key -f get_key -f handle_set -f handle_get \
+	--select none --budget 5 -- "$REQMIX" 6
+expect_eq "reqmix: record --budget 5 exits 0" "$RC" 0
+if report_json "$WORK/q.data" "$WORK/q.json"; then
+	sets=$(kv "$WORK/q.out" sets) gets=$(kv "$WORK/q.out" gets)
+	expect_eq "reqmix: set_key is estimated, by socket reads" \
+		"$(fn "$WORK/q.json" set_key estimated) $(fn "$WORK/q.json" set_key estimated_by)" "true reads"
+	expect_near "reqmix: set_key's estimate, 4 per SET" "$(fn "$WORK/q.json" set_key calls)" \
+		$((4 * sets)) 10
+	expect_near "reqmix: handle_set's estimate" "$(fn "$WORK/q.json" handle_set calls)" "$sets" 10
+	expect_near "reqmix: get_key's estimate" "$(fn "$WORK/q.json" get_key calls)" "$gets" 10
+	expect_eq "reqmix: set_key was probed in windows, part of each interval" \
+		"$("$ADAPTRACE" export "$WORK/q.data" --format csv 2>/dev/null | awk -F, 'NR > 1 && $4 == "set_key" && $18 < $2 - $1 { n++ } END { print (n > 0) }')" 1
+fi
+expect_eq "reqmix: no coarse or detail link left" "$(our_links)" 0
+
 # No session links: no duty cycle, the warning, and exact counts.
 ADAPTRACE_NO_UPROBE_SESSION=1 at_run "$WORK/n" record -o "$WORK/n.data" -f hot -f cold \
 	--budget 5 -- "$DUTY" 10

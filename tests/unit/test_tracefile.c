@@ -22,7 +22,6 @@
 #include "util.h"
 #include "check.h"
 
-
 static char tmpdir[256];
 
 static char *tpath(const char *name)
@@ -147,7 +146,11 @@ static bool same_counts(const struct at_counts *a, const struct at_counts *b)
 static bool same_window(const struct at_window *a, const struct at_window *b)
 {
 	if (a->start_ns != b->start_ns || a->end_ns != b->end_ns || a->n != b->n ||
-	    a->nduty != b->nduty || a->ref_all != b->ref_all || a->ref_on != b->ref_on)
+	    a->nduty != b->nduty || a->ref_all != b->ref_all || a->ref_on != b->ref_on ||
+	    a->has_cls != b->has_cls || a->ncls != b->ncls ||
+	    memcmp(a->cls_all, b->cls_all, sizeof(a->cls_all)) ||
+	    memcmp(a->cls_on, b->cls_on, sizeof(a->cls_on)) ||
+	    (a->ncls && memcmp(a->cls, b->cls, a->ncls * sizeof(*a->cls))))
 		return false;
 	for (uint32_t i = 0; i < a->nduty; i++)
 		if (a->duty[i].id != b->duty[i].id || a->duty[i].on_ns != b->duty[i].on_ns)
@@ -729,6 +732,52 @@ static int write_seeds(const char *dir)
 	return write_synthetic(dir, "full") || write_synthetic(dir, "unknown");
 }
 
+static void add_duty(struct at_func_profile *p, uint64_t calls, uint64_t on_ns, uint64_t len_ns,
+		     uint64_t ref_on, uint64_t ref_all)
+{
+	struct at_duty_obs o = {calls, on_ns, len_ns, ref_on, ref_all, NULL, NULL, NULL};
+
+	at_profile_add_duty(p, &o);
+}
+
+/*
+ * A request mix: SETs (reads of class 12) call the function once, GETs
+ * (class 3) do not. Each interval has 500 of each; its windows see 20
+ * reads, with more SETs than their share. The reads alone say 5800, their
+ * classes 4000. In the last interval the windows catch 2 SETs only: too
+ * few for a ratio of its own, it takes the class's over all windows.
+ */
+static void test_duty_classes(void)
+{
+	static const uint64_t sets[] = {14, 16, 12, 18, 15, 13, 17, 11, 2};
+	struct at_func_profile q = {0}, r = {0};
+	struct at_window_entry e = {0};
+
+	for (int i = 0; i < 9; i++) {
+		uint64_t all[AT_READ_CLASSES] = {0}, on[AT_READ_CLASSES] = {0};
+		uint64_t calls[AT_READ_CLASSES] = {0};
+		struct at_duty_obs o = {sets[i], 10000000, 1000000000, 20, 1000, all, on, calls};
+
+		all[3] = all[12] = 500;
+		on[12] = sets[i];
+		on[3] = 20 - sets[i];
+		calls[12] = sets[i];
+		e.c.calls = e.c.returns = sets[i];
+		at_profile_add(&q, &e);
+		at_profile_add_duty(&q, &o);
+		if (i < 8) {
+			o.cls_all = o.cls_on = o.cls_calls = NULL;
+			at_profile_add(&r, &e);
+			at_profile_add_duty(&r, &o);
+		}
+	}
+	at_profile_estimate(&q);
+	at_profile_estimate(&r);
+	check(r.estimated && r.c.calls == 5800, "duty classes: reads alone (5800)");
+	check(q.estimated && q.c.calls == 4500 && q.calls_lo <= 4500 && q.calls_hi >= 4500,
+	      "duty classes: calls per read of each size class (4500)");
+}
+
 /* Duty lists the writer refuses, and the estimate a report makes of them. */
 static void test_duty(void)
 {
@@ -752,13 +801,21 @@ static void test_duty(void)
 	/* Round trip: the duty chunk comes back on the window before it. */
 	{
 		struct at_duty_on ok[] = {{0, 500000000}, {5, 1000000000}};
+		struct at_cls_calls cls[] = {{0, 3, 7}, {0, 12, 40}, {1, 12, 2}};
 		struct at_window good = {2000000000, 3000000000ULL, 1, ents + 1, 2, ok, 900, 90};
 		struct at_trace t;
 
+		good.has_cls = true;
+		good.cls_all[3] = 500;
+		good.cls_all[12] = 400;
+		good.cls_on[3] = 40;
+		good.cls_on[12] = 50;
+		good.ncls = 3;
+		good.cls = cls;
 		wr = at_writer_open(tpath("duty2"), err, sizeof(err));
 		check(wr && at_writer_header(wr, kv, 5, bins, 2) == 0 &&
-			  at_writer_symbols(wr, syms, NSYMS) == 0 && at_writer_window(wr, &good) == 0 &&
-			  at_writer_close(wr) == 0,
+			  at_writer_symbols(wr, syms, NSYMS) == 0 &&
+			  at_writer_window(wr, &good) == 0 && at_writer_close(wr) == 0,
 		      "duty: a window with a duty list is written");
 		check(at_trace_read(tpath("duty2"), &t, false, err, sizeof(err)) == 0 &&
 			  t.nwins == 1 && same_window(&t.wins[0], &good) && t.nunknown == 0,
@@ -774,7 +831,7 @@ static void test_duty(void)
 		e.c.calls = e.c.returns = 1;
 		e.c.sum_ns = 1000;
 		at_profile_add(&p, &e);
-		at_profile_add_duty(&p, 1, 100000000, 1000000000, 0, 0);
+		add_duty(&p, 1, 100000000, 1000000000, 0, 0);
 	}
 	at_profile_estimate(&p);
 	check(p.estimated && p.seen_calls == 109 && p.c.calls == 190 && p.by_time,
@@ -789,7 +846,7 @@ static void test_duty(void)
 		e.c.calls = e.c.returns = 1;
 		for (int i = 0; i < 9; i++) {
 			at_profile_add(&q, &e);
-			at_profile_add_duty(&q, 1, 100000000, 1000000000, 10, 1000);
+			add_duty(&q, 1, 100000000, 1000000000, 10, 1000);
 		}
 		at_profile_estimate(&q);
 		check(q.estimated && q.c.calls == 900 && !q.by_time,
@@ -808,16 +865,17 @@ static void test_duty(void)
 
 			e.c.calls = e.c.returns = calls;
 			at_profile_add(&q, &e);
-			at_profile_add_duty(&q, calls, 100000000, 1000000000, 10, i < 5 ? 1000 : 3000);
+			add_duty(&q, calls, 100000000, 1000000000, 10, i < 5 ? 1000 : 3000);
 		}
 		e.c.calls = e.c.returns = 5;
 		at_profile_add(&q, &e);
-		at_profile_add_duty(&q, 5, 100000000, 1000000000, 0, 0);
+		add_duty(&q, 5, 100000000, 1000000000, 0, 0);
 		at_profile_estimate(&q);
 		check(q.estimated && q.c.calls == 5050,
 		      "duty: each interval keeps its own ratio, and one without reads goes by time "
 		      "(5050)");
-		check(q.calls_lo <= 5050 && q.calls_hi >= 5050, "duty: per-interval estimate's interval");
+		check(q.calls_lo <= 5050 && q.calls_hi >= 5050,
+		      "duty: per-interval estimate's interval");
 	}
 	at_profile_estimate(&p);
 	check(p.c.calls == 190, "duty: estimating twice changes nothing");
@@ -843,6 +901,7 @@ int main(int argc, char **argv)
 	test_decoder();
 	test_files();
 	test_duty();
+	test_duty_classes();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "# could not remove %s\n", tmpdir);

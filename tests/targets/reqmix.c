@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * reqmix: a server and its client over a socket pair, like redis under
+ * redis-benchmark. The client thread sends runs of 2000 SETs (45-byte
+ * messages) then 2000 GETs (36 bytes) for SECONDS (default 6); the main
+ * thread reads each and serves it. A SET calls set_key() 4 times, a GET
+ * calls get_key() once. Prints "sets=N" and "gets=M", the exact numbers of
+ * requests served. Traced with --budget, the per-request functions cost
+ * more than the budget allows: the test target for estimates by socket
+ * reads and their size classes.
+ * Usage: reqmix [SECONDS]
+ */
+#include <sys/socket.h>
+
+#include "common.h"
+
+#define SET_LEN 45
+#define GET_LEN 36
+#define RUN	2000
+
+static int fds[2];
+static double secs = 6;
+static unsigned long n_set, n_get, n_keys;
+
+TRACED void set_key(void)
+{
+	n_keys++;
+	OPAQUE();
+}
+
+TRACED void get_key(void)
+{
+	n_keys++;
+	OPAQUE();
+}
+
+TRACED void handle_set(void)
+{
+	n_set++;
+	for (int i = 0; i < 4; i++)
+		set_key();
+}
+
+TRACED void handle_get(void)
+{
+	n_get++;
+	get_key();
+}
+
+static void *client(void *arg)
+{
+	char msg[SET_LEN] = {0};
+	uint64_t end = now_ns() + (uint64_t)(secs * 1e9);
+
+	(void)arg;
+	for (int run = 0; now_ns() < end; run++)
+		for (int i = 0; i < RUN; i++)
+			if (send(fds[1], msg, run % 2 ? GET_LEN : SET_LEN, 0) < 0)
+				return NULL;
+	shutdown(fds[1], SHUT_WR);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	char buf[64];
+	pthread_t th;
+	ssize_t n;
+
+	if (argc > 1)
+		secs = atof(argv[1]);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, fds) < 0)
+		return 1;
+	pthread_create(&th, NULL, client, NULL);
+	while ((n = recv(fds[0], buf, sizeof(buf), 0)) > 0) {
+		if (n == SET_LEN)
+			handle_set();
+		else
+			handle_get();
+	}
+	pthread_join(th, NULL);
+	printf("sets=%lu\ngets=%lu\n", n_set, n_get);
+	return 0;
+}
