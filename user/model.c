@@ -49,7 +49,13 @@ static void add_classes(struct at_duty_est *d, const struct at_duty_obs *o)
 			double m = all / on;
 
 			d->cstrat += c * m;
-			d->cstrat_var += fmax(c, 1) * m * m;
+			d->cs_poisson[k] += c * m * m;
+			d->cs_all[k] += all;
+			d->cs_on[k] += on;
+			d->cs_calls[k] += c;
+			d->cs_cc[k] += c * c / on;
+			d->cs_rr[k] += all * m;
+			d->cs_n[k]++;
 		} else {
 			d->crest[k] += all;
 			d->crest_calls[k] += c;
@@ -139,16 +145,33 @@ static double half_width(uint64_t calls, double den, uint32_t n, double sum, dou
  * The calls of the intervals with read classes: per (interval, class)
  * stratum, and the rest of a class's reads at that class's ratio over
  * all windows (the function's ratio over all classes when the windows saw
- * too few of the class). *var gets the estimate's Poisson variance.
+ * too few of the class). *var gets the estimate's Poisson variance, with
+ * the rule of three for a class in whose strata the function never ran.
  */
 static double class_estimate(const struct at_duty_est *d, double *var)
 {
 	double all_c = 0, all_r = 0, est = d->cstrat;
 
-	*var = d->cstrat_var;
+	*var = 0;
 	for (int k = 0; k < AT_READ_CLASSES; k++) {
 		all_c += d->ccalls[k];
 		all_r += d->creads[k];
+		if (!d->cs_n[k])
+			continue;
+		if (!d->cs_calls[k]) {
+			/* None seen in the class's strata: fewer than 3 in its window reads, at 95
+			 * %. */
+			*var += pow(3 * d->cs_all[k] / d->cs_on[k] / 1.96, 2);
+		} else if (d->cs_n[k] >= 2) {
+			/* The spread of calls per read between the strata, per read. */
+			double s2 =
+			    fmax(d->cs_cc[k] - d->cs_calls[k] * d->cs_calls[k] / d->cs_on[k], 0) /
+			    (d->cs_n[k] - 1);
+
+			*var += s2 * d->cs_rr[k];
+		} else {
+			*var += d->cs_poisson[k];
+		}
 	}
 	for (int k = 0; k < AT_READ_CLASSES; k++) {
 		double c = d->ccalls[k], r = d->creads[k];

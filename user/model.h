@@ -208,14 +208,23 @@ struct at_duty_est {
 	double rest_calls, rest_ref_all, rest_by_time;
 	/*
 	 * Intervals with read classes (ncls_win): strata are (interval,
-	 * class) pairs whose windows saw enough reads (cstrat, its variance).
+	 * class) pairs whose windows saw enough reads (cstrat).
 	 * The rest of each class's reads (crest) take the class's ratio over
 	 * all windows (ccalls / creads); crest_calls were seen in them.
 	 */
 	uint32_t ncls_win;
-	double cstrat, cstrat_var;
+	double cstrat;
 	double ccalls[AT_READ_CLASSES], creads[AT_READ_CLASSES];
 	double crest[AT_READ_CLASSES], crest_calls[AT_READ_CLASSES];
+	/*
+	 * Per class, over its strata: reads, window reads, calls, how many,
+	 * and the sums of c^2/r and R^2/r (R, r reads, c calls) for the spread
+	 * of calls per read about the class's ratio; the sum of c R^2/r^2 for
+	 * the Poisson variance of classes with too few strata for a spread.
+	 */
+	double cs_all[AT_READ_CLASSES], cs_on[AT_READ_CLASSES], cs_calls[AT_READ_CLASSES];
+	double cs_cc[AT_READ_CLASSES], cs_rr[AT_READ_CLASSES], cs_poisson[AT_READ_CLASSES];
+	uint32_t cs_n[AT_READ_CLASSES];
 };
 
 /* What one interval's windows saw of a duty-cycled function. */

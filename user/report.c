@@ -407,38 +407,56 @@ static void print_probe_cost(FILE *f, const struct at_profile_set *ps, const str
 	fputs(").", f);
 }
 
-/* Say which figures are estimates, and how good the widest one is. */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Say which figures are estimates, and how good they are: the most called
+ * one's interval and the median one's (a rarely called function seen a few
+ * times in the windows gets a wide interval that says little of the rest).
+ */
 static void print_estimates(FILE *f, const struct at_profile_set *ps)
 {
-	const struct at_func_profile *worst = NULL;
-	double wrel = 0;
-	size_t n = 0, ntime = 0;
+	const struct at_func_profile *top = NULL;
+	const char *top_name = NULL;
+	double *rel = at_xcalloc(ps->t->nsyms + 1, sizeof(*rel));
+	size_t n = 0, nrel = 0, ntime = 0;
 
 	for (size_t i = 0; i < ps->t->nsyms; i++) {
 		const struct at_func_profile *p = &ps->p[i];
-		double rel;
 
 		if (!p->estimated)
 			continue;
 		n++;
 		ntime += p->by_time;
-		rel = p->c.calls ? (p->calls_hi - p->calls_lo) / 2 / (double)p->c.calls : 0;
-		if (!worst || rel > wrel) {
-			worst = p;
-			wrel = rel;
+		if (!p->c.calls)
+			continue;
+		rel[nrel++] = (p->calls_hi - p->calls_lo) / 2 / (double)p->c.calls;
+		if (!top || p->c.calls > top->c.calls) {
+			top = p;
+			top_name = ps->t->syms[i].name;
 		}
 	}
-	if (!n)
+	if (!n) {
+		free(rel);
 		return;
+	}
 	fprintf(f,
 		" %zu function%s cost more than --budget allowed and %s probed in short "
 		"windows: the figures marked ~ are estimates scaled from those windows",
 		n, n == 1 ? "" : "s", n == 1 ? "was" : "were");
-	if (worst && worst->c.calls)
-		fprintf(f,
-			" (calls within +-%.1f %% at 95 %% confidence or better; "
-			"--json gives each interval)",
-			100 * wrel);
+	if (top) {
+		qsort(rel, nrel, sizeof(*rel), cmp_double);
+		fprintf(f, " (95 %% intervals of the calls: +-%.1f %% for the most called, ",
+			100 * (top->calls_hi - top->calls_lo) / 2 / (double)top->c.calls);
+		at_esc_text(f, top_name, 0);
+		fprintf(f, "; +-%.1f %% at the median; --json gives each)", 100 * rel[nrel / 2]);
+	}
+	free(rel);
 	fputc('.', f);
 	if (ntime)
 		fprintf(f,
