@@ -6,7 +6,8 @@
 #
 # Usage: bench/redis.sh [-r RUNS] [-n REQUESTS] [-k CONFIG,...] [-o RESULTS_DIR]
 #   configurations: none, coarse (every function), budget (--budget 5)
-#   RESULTS_DIR gets the table (redis.md) and the --budget recordings
+#   RESULTS_DIR gets the table (redis.md) and the recordings, named by the
+#   SETs sent (as many GETs), for bench/counts.sh
 # Environment: ADAPTRACE (default ./adaptrace at the top). Needs root.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,7 +25,8 @@ command -v redis-benchmark >/dev/null && [[ -x $REDIS ]] ||
 (( EUID == 0 )) || { echo "redis.sh: needs root (uprobes)" >&2; exit 3; }
 
 tmp=$(mktemp -d /tmp/adaptrace-redis.XXXXXX)
-port=$((20000 + $$ % 20000))
+# Below the ephemeral range (32768-60999), where a client's port may sit.
+port=$((20000 + $$ % 12000))
 "$REDIS" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
 	--logfile "$tmp/redis.log" &
 rpid=$!
@@ -35,7 +37,9 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+up=0
+for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && { up=1; break; }; sleep 0.1; done
+((up)) || { echo "redis.sh: redis-server did not start on port $port: $(tail -n 1 "$tmp/redis.log")" >&2; exit 1; }
 
 # bench_once: requests/s of SET and GET together (the mean of the two).
 bench_once() {
@@ -79,11 +83,9 @@ run_one() {
 		v=$(bench_once)
 		sets=$((sets + requests))
 		kill -INT "$at_pid"; wait "$at_pid" || true; at_pid=
-		if [[ $cfg == budget ]]; then
-			count_check "$tmp/$cfg.data" "$sets"
-			# Keep the recording, named by its SET count, for a later look.
-			[[ -n $outdir ]] && cp "$tmp/$cfg.data" "$outdir/budget-$sets-sets.$(date +%s%N).data"
-		fi
+		[[ $cfg == budget ]] && count_check "$tmp/$cfg.data" "$sets"
+		# Keep the recording, named by its SET count, for bench/counts.sh.
+		[[ -n $outdir ]] && cp "$tmp/$cfg.data" "$outdir/$cfg-$sets-sets.$(date +%s%N).data"
 		echo "$v" ;;
 	esac
 }

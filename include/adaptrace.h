@@ -102,6 +102,14 @@ struct at_fstats {
  * class by class: how many of each kind the windows caught stops mattering.
  */
 #define AT_READ_CLASSES 16
+/*
+ * One more slot after the classes: in refcalls the target's socket writes
+ * (by time: while a window is open), in wcalls a function's window calls
+ * by time. A server's deferred work (replies written at the end of a turn
+ * of its event loop) follows its writes, not its reads.
+ */
+#define AT_BY_TIME   AT_READ_CLASSES
+#define AT_REF_SLOTS (AT_READ_CLASSES + 1)
 
 static inline __u32 at_read_class(__u32 len)
 {

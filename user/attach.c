@@ -151,6 +151,15 @@ bool at_has_sock_recv_tp(void)
 	return has;
 }
 
+bool at_has_sock_send_tp(void)
+{
+	static int has = -1;
+
+	if (has < 0)
+		has = has_btf_tracepoint("sock_send_length");
+	return has;
+}
+
 const struct at_features *at_features(void)
 {
 	static struct at_features f;

@@ -39,6 +39,7 @@ const struct at_features *at_features(void);
  * budget's yardstick. Asked only when needed: reading the kernel's BTF
  * takes about 50 ms here.
  */
+bool at_has_sock_send_tp(void);
 bool at_has_sock_recv_tp(void);
 
 /* Set the programs' expected attach type to match the features; before load. */

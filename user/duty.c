@@ -43,6 +43,8 @@ struct at_duty {
 	double frac;
 	struct at_links exact, window;
 	bool open;
+	bool lingering; /* closed, its links still in until the target reads again */
+	uint64_t closed_at, reads_at_close;
 	uint64_t opened, next_open, period_ns, win_ns;
 	uint64_t slot, rng; /* the current period's start; xorshift state */
 	uint64_t moved_at;  /* the last move's generation flip */
@@ -50,11 +52,12 @@ struct at_duty {
 	size_t nspans, cap;
 	struct release rel[MAX_RELEASES];
 	bool quiesced;
-	struct bpf_link *inputs; /* the yardstick's program, from the first move on */
-	bool inputs_off;	 /* no yardstick: estimates go by time */
+	struct bpf_link *inputs;  /* the yardstick's program, from the first move on */
+	struct bpf_link *outputs; /* the socket writes' */
+	bool inputs_off;	  /* no yardstick: estimates go by time */
 	/* refcalls at the last interval, at the window's opening (or the last
 	 * interval), and counted in windows since the last interval. */
-	struct at_reads ref_last[AT_READ_CLASSES];
+	struct at_reads ref_last[AT_REF_SLOTS];
 	struct at_reads *percpu;
 	uint64_t *wlast; /* wcalls at the last interval, per function and class */
 	uint64_t *wpercpu;
@@ -64,7 +67,7 @@ struct at_duty {
 /* The target's socket reads so far per size class, all CPUs; false on error. */
 static bool read_ref(struct at_duty *d, struct at_reads *out)
 {
-	for (uint32_t k = 0; k < AT_READ_CLASSES; k++) {
+	for (uint32_t k = 0; k < AT_REF_SLOTS; k++) {
 		if (bpf_map_lookup_elem(d->o.refcalls_fd, &k, d->percpu))
 			return false;
 		out[k] = (struct at_reads){0, 0};
@@ -79,7 +82,7 @@ static bool read_ref(struct at_duty *d, struct at_reads *out)
 /* Function id's window calls after reads of class k so far, all CPUs. */
 static uint64_t read_wcalls(struct at_duty *d, uint32_t id, uint32_t k)
 {
-	uint32_t key = id * AT_READ_CLASSES + k;
+	uint32_t key = id * AT_REF_SLOTS + k;
 	uint64_t sum = 0;
 
 	if (bpf_map_lookup_elem(d->o.wcalls_fd, &key, d->wpercpu))
@@ -103,7 +106,7 @@ struct at_duty *at_duty_new(const struct at_duty_opts *o)
 		d->ncpus = 1;
 	d->percpu = at_xcalloc((size_t)d->ncpus, sizeof(*d->percpu));
 	d->wpercpu = at_xcalloc((size_t)d->ncpus, sizeof(*d->wpercpu));
-	d->wlast = at_xcalloc(((size_t)o->n + 1) * AT_READ_CLASSES, sizeof(*d->wlast));
+	d->wlast = at_xcalloc(((size_t)o->n + 1) * AT_REF_SLOTS, sizeof(*d->wlast));
 	return d;
 }
 
@@ -267,15 +270,50 @@ static void end_window(struct at_duty *d, uint64_t now)
 	d->open = false;
 }
 
-/* End the window and release its links; false (still open) when no release slot is free. */
-static bool close_window(struct at_duty *d, uint64_t now)
+/* The target's socket reads so far, all classes; 0 without the yardstick. */
+static uint64_t total_reads(struct at_duty *d)
+{
+	struct at_reads r[AT_REF_SLOTS];
+	uint64_t n = 0;
+
+	if (d->inputs_off || !read_ref(d, r))
+		return 0;
+	for (int k = 0; k < AT_READ_CLASSES; k++)
+		n += r[k].all;
+	return n;
+}
+
+/* Release a closed window's links; false when no release slot is free. */
+static bool release_window(struct at_duty *d, uint64_t now)
 {
 	struct at_links *w[1] = {&d->window};
 
 	if (!release(d, w, 1, now))
 		return false;
-	end_window(d, now);
+	d->lingering = false;
 	return true;
+}
+
+/*
+ * End the window. Its links stay in until the target reads again, at most
+ * as long as the window was open: the request read last in the window
+ * counts to its end (a request cut short would undercount the functions
+ * at its end), and calls after a read outside the window do not count.
+ */
+static void close_window(struct at_duty *d, uint64_t now)
+{
+	end_window(d, now);
+	d->lingering = true;
+	d->closed_at = now;
+	d->reads_at_close = total_reads(d);
+}
+
+/* A window, open or lingering, ends now; false when its links cannot be released. */
+static bool finish_window(struct at_duty *d, uint64_t now)
+{
+	if (d->open)
+		close_window(d, now);
+	return !d->lingering || release_window(d, now);
 }
 
 int at_duty_demote(struct at_duty *d, const bool *demote, double frac, struct at_links *entry,
@@ -288,7 +326,7 @@ int at_duty_demote(struct at_duty *d, const bool *demote, double frac, struct at
 	int rc;
 
 	/* The window's links carry the old generation: close it first. */
-	if (d->open && !close_window(d, now)) {
+	if (!finish_window(d, now)) {
 		snprintf(err, errlen, "too many links still being released");
 		free(was);
 		return -EBUSY;
@@ -312,6 +350,8 @@ int at_duty_demote(struct at_duty *d, const bool *demote, double frac, struct at
 		/* Without the yardstick (no socket reads), report goes by time. */
 		if (d->o.inputs)
 			d->inputs = bpf_program__attach(d->o.inputs);
+		if (d->inputs && d->o.outputs)
+			d->outputs = bpf_program__attach(d->o.outputs);
 		if (!d->inputs || !read_ref(d, d->ref_last))
 			d->inputs_off = true;
 	}
@@ -345,9 +385,12 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 	if (!d->ndemoted)
 		return wait;
 	/* Half a poll tick early rather than most of one late: windows cost. */
-	if (d->open && now + CLOSE_SLACK_NS >= d->opened + d->win_ns) {
+	if (d->open && now + CLOSE_SLACK_NS >= d->opened + d->win_ns)
 		close_window(d, now);
-	} else if (!d->open && now >= d->next_open) {
+	if (d->lingering && (d->inputs_off || now - d->closed_at >= d->win_ns ||
+			     total_reads(d) != d->reads_at_close))
+		release_window(d, now);
+	if (!d->open && !d->lingering && now >= d->next_open) {
 		d->slot += d->period_ns;
 		if (d->slot + d->period_ns <= now)
 			d->slot = now;
@@ -373,6 +416,8 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 		uint64_t next = d->open ? d->opened + d->win_ns : d->next_open, t = at_now_ns();
 		int ms = next > t ? (int)((next - t + CLOSE_SLACK_NS) / 1000000) : 0;
 
+		if (d->lingering)
+			ms = 1;
 		return wait >= 0 && wait < ms ? wait : ms;
 	}
 }
@@ -386,7 +431,7 @@ static uint64_t overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t e)
 
 void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *win)
 {
-	struct at_reads now[AT_READ_CLASSES];
+	struct at_reads now[AT_REF_SLOTS];
 	size_t keep = 0, cap = 0;
 
 	if (!d || !d->ndemoted || b <= a)
@@ -400,6 +445,14 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 			win->ref_all += win->cls_all[k];
 			win->ref_on += win->cls_on[k];
 			d->ref_last[k] = now[k];
+		}
+		if (d->outputs) {
+			win->has_writes = true;
+			win->wr_all = now[AT_BY_TIME].all - d->ref_last[AT_BY_TIME].all;
+			win->wr_on = now[AT_BY_TIME].on - d->ref_last[AT_BY_TIME].on;
+			if (win->wr_on > win->wr_all)
+				win->wr_on = win->wr_all;
+			d->ref_last[AT_BY_TIME] = now[AT_BY_TIME];
 		}
 		win->has_cls = true;
 		if (at_env_flag("ADAPTRACE_DEBUG"))
@@ -421,8 +474,8 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 		for (size_t i = 0; i < d->nspans; i++)
 			on += overlap(from, b, d->spans[i].a, d->spans[i].b);
 		win->duty[win->nduty++] = (struct at_duty_on){id, on > b - a ? b - a : on};
-		for (uint32_t k = 0; win->has_cls && k < AT_READ_CLASSES; k++) {
-			uint64_t *last = &d->wlast[(size_t)id * AT_READ_CLASSES + k];
+		for (uint32_t k = 0; win->has_cls && k < AT_REF_SLOTS; k++) {
+			uint64_t *last = &d->wlast[(size_t)id * AT_REF_SLOTS + k];
 			uint64_t v = read_wcalls(d, id, k), calls = v > *last ? v - *last : 0;
 
 			*last = v;
@@ -448,6 +501,7 @@ void at_duty_take_links(struct at_duty *d, struct at_links *ret)
 		return;
 	if (d->open)
 		end_window(d, at_now_ns());
+	d->lingering = false;
 	at_links_append(ret, &d->exact);
 	at_links_append(ret, &d->window);
 }
@@ -474,6 +528,7 @@ void at_duty_free(struct at_duty *d)
 	free(d->demoted);
 	free(d->since);
 	bpf_link__destroy(d->inputs);
+	bpf_link__destroy(d->outputs);
 	free(d->spans);
 	free(d->percpu);
 	free(d->wpercpu);

@@ -44,11 +44,12 @@ struct at_duty_opts {
 	const char *const *paths;
 	const struct at_duty_site *sites; /* one per function id */
 	uint32_t n;
-	struct bpf_program *inputs; /* duty_inputs: counts the target's socket reads */
-	int refcalls_fd;	    /* ... into these per-CPU counters, per size class */
-	int wcalls_fd;		    /* window calls per function and read class */
-	pid_t pid;		    /* 0: every process */
-	double period_s;	    /* one window per period */
+	struct bpf_program *inputs;  /* duty_inputs: counts the target's socket reads */
+	struct bpf_program *outputs; /* duty_outputs: and writes (NULL: not on this kernel) */
+	int refcalls_fd;	     /* ... into these per-CPU counters, per size class */
+	int wcalls_fd;		     /* window calls per function and read class */
+	pid_t pid;		     /* 0: every process */
+	double period_s;	     /* one window per period */
 };
 
 struct at_duty;

@@ -63,6 +63,46 @@ static void add_classes(struct at_duty_est *d, const struct at_duty_obs *o)
 	}
 }
 
+/* One interval's window calls by time against its socket writes. */
+static void add_writes(struct at_duty_est *d, const struct at_duty_obs *o)
+{
+	double c = (double)o->cls_calls[AT_BY_TIME], all = (double)o->wr_all;
+	double on = fmin((double)o->wr_on, all);
+
+	d->nwr++;
+	if (on >= AT_DUTY_MIN_STRATUM) {
+		double m = all / on;
+
+		d->w_n++;
+		d->w_est += c * m;
+		d->w_all += all;
+		d->w_on += on;
+		d->w_calls += c;
+		d->w_cc += c * c / on;
+		d->w_rr += all * m;
+	} else {
+		d->w_rest_all += all;
+		d->w_rest_calls += c;
+	}
+}
+
+/*
+ * The estimate against socket writes, and its variance from the spread of
+ * calls per write between the strata; false with fewer than 2 strata.
+ */
+static bool writes_estimate(const struct at_duty_est *d, double *est, double *var)
+{
+	double q, s2;
+
+	if (d->w_n < 2 || d->nwr != d->ncls_win || !d->w_on)
+		return false;
+	q = d->w_calls / d->w_on;
+	s2 = fmax(d->w_cc - d->w_calls * q, 0) / (d->w_n - 1);
+	*est = d->w_est + fmax(d->w_rest_calls, q * d->w_rest_all);
+	*var = s2 * d->w_rr + s2 * d->w_rest_all * d->w_rest_all / d->w_on;
+	return true;
+}
+
 void at_profile_add_duty(struct at_func_profile *p, const struct at_duty_obs *o)
 {
 	struct at_duty_est *d = &p->duty;
@@ -91,6 +131,8 @@ void at_profile_add_duty(struct at_func_profile *p, const struct at_duty_obs *o)
 	}
 	if (o->cls_all && ref_all) {
 		add_classes(d, o);
+		if (o->has_writes)
+			add_writes(d, o);
 		return;
 	}
 	if (ref_on >= AT_DUTY_MIN_STRATUM) {
@@ -243,9 +285,20 @@ void at_profile_estimate(struct at_func_profile *p)
 		 * kind's calls per read. Intervals without classes (none had
 		 * reads) go as below.
 		 */
-		double var, pool, rest;
+		double var, pool, rest, west, wvar;
 
 		est = class_estimate(d, &var);
+		/*
+		 * Work a server defers to the end of a turn of its event loop
+		 * (replies) follows its writes: they scale this function's
+		 * calls instead when their interval is less than half as wide.
+		 */
+		if (writes_estimate(d, &west, &wvar) && west > 0 &&
+		    (est <= 0 || 4 * wvar / (west * west) < var / (est * est))) {
+			est = west;
+			var = wvar;
+			p->by_writes = true;
+		}
 		pool = d->strat_ref_on > 0 ? d->strat_calls / d->strat_ref_on : 0;
 		rest = fmax(d->rest_calls, pool * d->rest_ref_all) + d->rest_by_time;
 		est += exact + d->strat + rest;

@@ -95,7 +95,10 @@ struct at_duty_on {
 	uint64_t on_ns;
 };
 
-/* Window calls of the duty function duty[k] after reads of size class cls. */
+/*
+ * Window calls of the duty function duty[k] after reads of size class cls
+ * (cls AT_BY_TIME: while the window was open, whatever the read).
+ */
 struct at_cls_calls {
 	uint32_t k;
 	uint32_t cls;
@@ -119,6 +122,9 @@ struct at_window {
 	 */
 	bool has_cls;
 	uint64_t cls_all[AT_READ_CLASSES], cls_on[AT_READ_CLASSES];
+	/* The target's socket writes, in the interval and while a window was open. */
+	bool has_writes;
+	uint64_t wr_all, wr_on;
 	uint32_t ncls;
 	struct at_cls_calls *cls;
 };
@@ -225,6 +231,13 @@ struct at_duty_est {
 	double cs_all[AT_READ_CLASSES], cs_on[AT_READ_CLASSES], cs_calls[AT_READ_CLASSES];
 	double cs_cc[AT_READ_CLASSES], cs_rr[AT_READ_CLASSES], cs_poisson[AT_READ_CLASSES];
 	uint32_t cs_n[AT_READ_CLASSES];
+	/*
+	 * The same intervals against the target's socket writes, with the
+	 * calls while the windows were open (nwr of them had writes): strata
+	 * with enough window writes (w_*), and the rest's writes and calls.
+	 */
+	uint32_t nwr, w_n;
+	double w_est, w_all, w_on, w_calls, w_cc, w_rr, w_rest_all, w_rest_calls;
 };
 
 /* What one interval's windows saw of a duty-cycled function. */
@@ -233,8 +246,12 @@ struct at_duty_obs {
 	uint64_t on_ns, len_ns;	  /* probed time, and the interval's length */
 	uint64_t ref_on, ref_all; /* socket reads in the windows, in the interval */
 	/* Per read size class: reads in the interval and in its windows, and
-	 * the window calls after them; NULL when not recorded. */
+	 * the window calls after them; NULL when not recorded. cls_calls has
+	 * one more slot, AT_BY_TIME: the calls while the windows were open. */
 	const uint64_t *cls_all, *cls_on, *cls_calls;
+	/* Socket writes in the interval and in its windows, when recorded. */
+	bool has_writes;
+	uint64_t wr_all, wr_on;
 };
 
 /* Socket reads an interval's windows must see for a ratio of its own. */
@@ -250,6 +267,8 @@ struct at_func_profile {
 	double calls_lo, calls_hi; /* 95 % interval of the calls */
 	/* Mostly scaled by time (no socket reads): the windows' slowdown carries over. */
 	bool by_time;
+	/* Scaled by the target's socket writes: its calls follow them better than reads. */
+	bool by_writes;
 	uint64_t seen_calls; /* calls the probes saw (what they cost) */
 };
 

@@ -574,8 +574,11 @@ static int load_programs(struct recorder *r)
 	at_prepare_program(s->progs.empty_return);
 	bpf_program__set_autoload(s->progs.coarse_session, want_duty(r->o));
 	bpf_program__set_autoload(s->progs.duty_inputs, want_duty(r->o) && at_has_sock_recv_tp());
+	bpf_program__set_autoload(s->progs.duty_outputs,
+				  bpf_program__autoload(s->progs.duty_inputs) &&
+				      at_has_sock_send_tp());
 	if (bpf_program__autoload(s->progs.duty_inputs))
-		bpf_map__set_max_entries(s->maps.wcalls, (n + 1) * AT_READ_CLASSES);
+		bpf_map__set_max_entries(s->maps.wcalls, (n + 1) * AT_REF_SLOTS);
 	if (want_duty(r->o))
 		bpf_program__set_expected_attach_type(s->progs.coarse_session,
 						      AT_BPF_TRACE_UPROBE_SESSION);
@@ -749,6 +752,8 @@ static void setup_duty(struct recorder *r)
 	o.ctx = r->dctl;
 	if (bpf_program__autoload(r->skel->progs.duty_inputs))
 		o.inputs = r->skel->progs.duty_inputs;
+	if (bpf_program__autoload(r->skel->progs.duty_outputs))
+		o.outputs = r->skel->progs.duty_outputs;
 	o.refcalls_fd = bpf_map__fd(r->skel->maps.refcalls);
 	o.wcalls_fd = bpf_map__fd(r->skel->maps.wcalls);
 	r->skel->bss->ref_tgid = (uint32_t)pid;

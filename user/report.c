@@ -40,7 +40,7 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 		if (j < w->n && w->e[j].id == id)
 			calls = w->e[j].c.calls;
 		if (id < ps->t->nsyms) {
-			uint64_t cc[AT_READ_CLASSES] = {0};
+			uint64_t cc[AT_REF_SLOTS] = {0};
 			struct at_duty_obs o = {
 			    .calls = calls,
 			    .on_ns = w->duty[k].on_ns,
@@ -56,6 +56,9 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 				o.cls_all = w->cls_all;
 				o.cls_on = w->cls_on;
 				o.cls_calls = cc;
+				o.has_writes = w->has_writes;
+				o.wr_all = w->wr_all;
+				o.wr_on = w->wr_on;
 			}
 			at_profile_add_duty(&ps->p[id], &o);
 		}
@@ -230,7 +233,9 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 		if (rows[i].p->estimated)
 			fprintf(f, ",\"calls_ci95\":[%.0f,%.0f],\"estimated_by\":\"%s\"",
 				rows[i].p->calls_lo, rows[i].p->calls_hi,
-				rows[i].p->by_time ? "time" : "reads");
+				rows[i].p->by_time     ? "time"
+				: rows[i].p->by_writes ? "writes"
+						       : "reads");
 		fputc('}', f);
 	}
 	fputs("],\"usdt\":[", f);
@@ -563,8 +568,9 @@ static void report_usage(FILE *f)
 	      "marked ~ in the table, and in --json have \"estimated\": true, \"calls_ci95\"\n"
 	      "(a 95 % interval of the calls; exact ones have \"estimated\": false) and\n"
 	      "\"estimated_by\": \"reads\" (scaled by the target's socket reads, interval by\n"
-	      "interval) or \"time\" (no reads: the windows' slowdown carries over, so the\n"
-	      "figures undercount).\n"
+	      "interval and by their size), \"writes\" (by its socket writes, for work done\n"
+	      "after a turn of the event loop, like replies) or \"time\" (no reads: the\n"
+	      "windows' slowdown carries over, so the figures undercount).\n"
 	      "Exit status: 0, or 2 for a missing or corrupt file.\n",
 	      f);
 }

@@ -35,9 +35,10 @@
  *   DUTY    uv start_ns, uv end_ns, uv reads, uv window_reads,
  *           uv n {uv id gap, uv on_ns} (follows the WINDOW of that interval)
  *   READS   uv start_ns, uv end_ns, 16 x {uv reads, uv window_reads} per
- *           size class, uv n {uv duty index, uv class, uv window_calls}
- *           (follows that DUTY, entries ascending; files without it have
- *           no classes)
+ *           size class, uv has_writes [uv writes, uv window_writes],
+ *           uv n {uv duty index, uv class, uv window_calls} (class 16:
+ *           calls while the window was open) (follows that DUTY, entries
+ *           ascending; files without it have no classes)
  *
  * Order: HEADER first, then SYMBOLS and WINDOW chunks, END last; unknown
  * chunk types are skipped wherever they appear.
@@ -506,11 +507,18 @@ static int write_duty(struct at_writer *w, const struct at_window *win)
 		put_uv(b, win->cls_all[k]);
 		put_uv(b, win->cls_on[k]);
 	}
+	if (win->wr_on > win->wr_all)
+		return werr(w, "%s: more window writes than writes", w->path);
+	put_uv(b, win->has_writes);
+	if (win->has_writes) {
+		put_uv(b, win->wr_all);
+		put_uv(b, win->wr_on);
+	}
 	put_uv(b, win->ncls);
 	for (uint32_t i = 0; i < win->ncls; i++) {
 		const struct at_cls_calls *c = &win->cls[i];
 
-		if (c->k >= win->nduty || c->cls >= AT_READ_CLASSES ||
+		if (c->k >= win->nduty || c->cls > AT_BY_TIME ||
 		    (i && (c->k < win->cls[i - 1].k ||
 			   (c->k == win->cls[i - 1].k && c->cls <= win->cls[i - 1].cls))))
 			return werr(w, "%s: bad read class entry", w->path);
@@ -939,6 +947,7 @@ static void free_window(struct at_window *w)
 	w->cls = NULL;
 	w->ncls = 0;
 	w->has_cls = false;
+	w->has_writes = false;
 }
 
 static bool dec_entry(struct parse *ps, struct cur *c, struct at_window_entry *e)
@@ -1077,7 +1086,7 @@ static bool dec_reads(struct parse *ps, struct cur *c)
 {
 	struct at_trace *t = ps->t;
 	struct at_window *w = t->nwins ? &t->wins[t->nwins - 1] : NULL;
-	uint64_t start, end, k, cls, calls, all = 0, on = 0;
+	uint64_t start, end, k, cls, calls, all = 0, on = 0, has;
 	size_t n;
 
 	if (!get_uv(c, &start, "start time") || !get_uv(c, &end, "end time"))
@@ -1101,9 +1110,22 @@ static bool dec_reads(struct parse *ps, struct cur *c)
 		cfail(c, "class reads do not add up to the interval's");
 		goto bad;
 	}
+	if (!get_uv(c, &has, "writes flag"))
+		goto bad;
+	if (has > 1) {
+		cfail(c, "bad writes flag %llu", (unsigned long long)has);
+		goto bad;
+	}
+	if (has && (!get_uv(c, &w->wr_all, "writes") || !get_uv(c, &w->wr_on, "window writes")))
+		goto bad;
+	if (w->wr_on > w->wr_all) {
+		cfail(c, "more window writes than writes");
+		goto bad;
+	}
+	w->has_writes = has;
 	if (!get_count(c, &n, 3, "class entries"))
 		goto bad;
-	if (n > (size_t)w->nduty * AT_READ_CLASSES) {
+	if (n > (size_t)w->nduty * AT_REF_SLOTS) {
 		cfail(c, "%zu class entries for %u duty functions", n, w->nduty);
 		goto bad;
 	}
@@ -1112,7 +1134,7 @@ static bool dec_reads(struct parse *ps, struct cur *c)
 		if (!get_uv(c, &k, "duty index") || !get_uv(c, &cls, "read class") ||
 		    !get_uv(c, &calls, "class calls"))
 			goto bad;
-		if (k >= w->nduty || cls >= AT_READ_CLASSES ||
+		if (k >= w->nduty || cls > AT_BY_TIME ||
 		    (i &&
 		     (k < w->cls[i - 1].k || (k == w->cls[i - 1].k && cls <= w->cls[i - 1].cls)))) {
 			cfail(c, "read class entry out of order or range");
@@ -1129,6 +1151,8 @@ bad:
 	w->ncls = 0;
 	memset(w->cls_all, 0, sizeof(w->cls_all));
 	memset(w->cls_on, 0, sizeof(w->cls_on));
+	w->has_writes = false;
+	w->wr_all = w->wr_on = 0;
 	return false;
 }
 

@@ -778,6 +778,36 @@ static void test_duty_classes(void)
 	      "duty classes: calls per read of each size class (4500)");
 }
 
+/*
+ * Deferred work: a server writes its replies at the end of a turn of its
+ * event loop, so its windows seldom hold the read that a reply's calls
+ * follow (60 calls in one interval of 8, 0 in the others), while the calls
+ * by time follow its writes, 1 each. The writes scale them: 8000.
+ */
+static void test_duty_writes(void)
+{
+	struct at_func_profile q = {0};
+	struct at_window_entry e = {0};
+
+	for (int i = 0; i < 8; i++) {
+		uint64_t all[AT_READ_CLASSES] = {0}, on[AT_READ_CLASSES] = {0};
+		uint64_t calls[AT_REF_SLOTS] = {0};
+		struct at_duty_obs o = {i == 3 ? 60 : 0, 10000000, 1000000000, 20, 1000, all, on,
+					calls,		 true,	   1000,       20};
+
+		all[3] = 1000;
+		on[3] = 20;
+		calls[3] = o.calls;
+		calls[AT_BY_TIME] = 20;
+		e.c.calls = e.c.returns = o.calls;
+		at_profile_add(&q, &e);
+		at_profile_add_duty(&q, &o);
+	}
+	at_profile_estimate(&q);
+	check(q.estimated && q.by_writes && q.c.calls == 8000,
+	      "duty writes: deferred calls scaled by the socket writes (8000)");
+}
+
 /* Duty lists the writer refuses, and the estimate a report makes of them. */
 static void test_duty(void)
 {
@@ -902,6 +932,7 @@ int main(int argc, char **argv)
 	test_files();
 	test_duty();
 	test_duty_classes();
+	test_duty_writes();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "# could not remove %s\n", tmpdir);
