@@ -1073,7 +1073,16 @@ int at_diff_write_junit(const char *path, const struct at_diff_result *r,
 			fputs("/>\n", f);
 			continue;
 		}
-		fputs(">\n", f);
+		/* JUnit allows one failure per test case: both findings go in it. */
+		fputs(">\n      <failure type=\"", f);
+		if (x->verdict == AT_DV_WORSE)
+			fputs(x->calls_verdict == AT_DV_WORSE
+				  ? "latency regression; called more often"
+				  : "latency regression",
+			      f);
+		else
+			fputs("called more often", f);
+		fputs("\" message=\"", f);
 		if (x->verdict == AT_DV_WORSE) {
 			char sf[64] = "";
 
@@ -1081,22 +1090,18 @@ int at_diff_write_junit(const char *path, const struct at_diff_result *r,
 			if (fabs(r->speed - 1) > 1e-9)
 				snprintf(sf, sizeof(sf), " against the common speed factor %.3f",
 					 r->speed);
-			fprintf(f,
-				"      <failure type=\"latency regression\" message=\"%s %s -> %s "
-				"(%s%s, p=%s, %s)\"/>\n",
-				at_diff_stat_name(o->stat), at_fmt_ns(a, sizeof(a), x->base),
-				at_fmt_ns(b, sizeof(b), x->new),
+			fprintf(f, "%s %s -> %s (%s%s, p=%s, %s)%s", at_diff_stat_name(o->stat),
+				at_fmt_ns(a, sizeof(a), x->base), at_fmt_ns(b, sizeof(b), x->new),
 				fmt_pct(c, sizeof(c), x->change_pct), sf,
-				fmt_p(d, sizeof(d), x->p_adj), x->test);
+				fmt_p(d, sizeof(d), x->p_adj), x->test,
+				x->calls_verdict == AT_DV_WORSE ? "; " : "");
 		}
 		if (x->calls_verdict == AT_DV_WORSE)
-			fprintf(f,
-				"      <failure type=\"called more often\" message=\"calls per %s "
-				"%s -> %s (%s)\"/>\n",
-				r->per_run ? "run" : "second",
+			fprintf(f, "calls per %s %s -> %s (%s)", r->per_run ? "run" : "second",
 				fmt_calls(a, sizeof(a), x->base_norm, r->per_run, x->base_est),
 				fmt_calls(b, sizeof(b), x->new_norm, r->per_run, x->new_est),
 				fmt_pct(c, sizeof(c), x->calls_change_pct));
+		fputs("\"/>\n", f);
 		fputs("    </testcase>\n", f);
 	}
 	fputs("  </testsuite>\n</testsuites>\n", f);

@@ -299,6 +299,9 @@ void at_profile_estimate(struct at_func_profile *p)
 			var = wvar;
 			p->by_writes = true;
 		}
+		/* Calls per read (or write) that never varied: Poisson on the calls seen. */
+		if (var <= 0)
+			var = est * est / fmax(p->by_writes ? d->w_calls : (double)d->calls, 1);
 		pool = d->strat_ref_on > 0 ? d->strat_calls / d->strat_ref_on : 0;
 		rest = fmax(d->rest_calls, pool * d->rest_ref_all) + d->rest_by_time;
 		est += exact + d->strat + rest;

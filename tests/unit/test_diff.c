@@ -206,6 +206,38 @@ static void test_verdicts(void)
 	at_diff_free(&r);
 	o.absolute = false;
 
+	/* Both findings on one function: one failure element (JUnit allows one). */
+	rc = at_diff_compute(&a, pa.p, &b, pb.p, &o, &r, err, sizeof(err));
+	if (rc == 0 && row_of(&r, "f3")) {
+		char path[] = "/tmp/adaptrace-junit.XXXXXX", buf[16384] = "";
+		int fd = mkstemp(path), nfail = 0, nrows = 0;
+		FILE *f;
+		size_t n = 0;
+
+		struct at_diff_row *x = (struct at_diff_row *)row_of(&r, "f3");
+
+		x->verdict = AT_DV_WORSE;
+		x->calls_verdict = AT_DV_WORSE;
+		if (fd >= 0 && at_diff_write_junit(path, &r, &o) == 0 && (f = fopen(path, "r"))) {
+			n = fread(buf, 1, sizeof(buf) - 1, f);
+			fclose(f);
+		}
+		buf[n] = '\0';
+		for (const char *q = buf; (q = strstr(q, "<failure ")); q++)
+			nfail++;
+		for (size_t k = 0; k < r.nrows; k++)
+			nrows += r.rows[k].base_id >= 0 && r.rows[k].new_id >= 0 &&
+				 (r.rows[k].verdict == AT_DV_WORSE ||
+				  r.rows[k].calls_verdict == AT_DV_WORSE);
+		check(nfail == nrows && strstr(buf, "type=\"latency regression; called more often\""),
+		      "JUnit: a latency regression that is also called more often is one failure");
+		if (fd >= 0) {
+			close(fd);
+			unlink(path);
+		}
+	}
+	at_diff_free(&r);
+
 	at_diff_regressed(&a, &b, pb.p, &o, reg);
 	check(reg[3] && reg[5] && !reg[0] && !reg[4],
 	      "at_diff_regressed: f3 (latency) and f5 (calls) flagged, others not");
