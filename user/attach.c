@@ -115,19 +115,31 @@ static bool link_type_works(uint32_t attach_type, uint64_t off)
 	return link >= 0;
 }
 
-/* Whether the kernel's BTF has a tp_btf tracepoint of this name. */
-static bool has_btf_tracepoint(const char *name)
+/*
+ * Whether the kernel's BTF has the socket tracepoints of the coarse
+ * budget's yardsticks: one read of the BTF (about 50 ms here) for both.
+ */
+static void probe_sock_tps(bool *recv, bool *send)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
-	char tn[128];
-	bool ok;
 
+	*recv = *send = false;
 	if (!btf)
-		return false;
-	snprintf(tn, sizeof(tn), "btf_trace_%s", name);
-	ok = btf__find_by_name_kind(btf, tn, BTF_KIND_TYPEDEF) > 0;
+		return;
+	*recv = btf__find_by_name_kind(btf, "btf_trace_sock_recv_length", BTF_KIND_TYPEDEF) > 0;
+	*send = btf__find_by_name_kind(btf, "btf_trace_sock_send_length", BTF_KIND_TYPEDEF) > 0;
 	btf__free(btf);
-	return ok;
+}
+
+static bool sock_tp(bool want_send)
+{
+	static bool probed, recv, send;
+
+	if (!probed) {
+		probe_sock_tps(&recv, &send);
+		probed = true;
+	}
+	return want_send ? send : recv;
 }
 
 static void probe_features(struct at_features *f)
@@ -144,20 +156,12 @@ static void probe_features(struct at_features *f)
 
 bool at_has_sock_recv_tp(void)
 {
-	static int has = -1;
-
-	if (has < 0)
-		has = has_btf_tracepoint("sock_recv_length");
-	return has;
+	return sock_tp(false);
 }
 
 bool at_has_sock_send_tp(void)
 {
-	static int has = -1;
-
-	if (has < 0)
-		has = has_btf_tracepoint("sock_send_length");
-	return has;
+	return sock_tp(true);
 }
 
 const struct at_features *at_features(void)

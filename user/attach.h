@@ -35,12 +35,12 @@ struct at_features {
 const struct at_features *at_features(void);
 
 /*
- * Whether the kernel has the sock_recv_length tracepoint (6.4+), the coarse
- * budget's yardstick. Asked only when needed: reading the kernel's BTF
- * takes about 50 ms here.
+ * Whether the kernel has the sock_recv_length and sock_send_length
+ * tracepoints (6.4+), the coarse budget's yardsticks. Asked only when
+ * needed: reading the kernel's BTF takes about 50 ms here (once for both).
  */
-bool at_has_sock_send_tp(void);
 bool at_has_sock_recv_tp(void);
+bool at_has_sock_send_tp(void);
 
 /* Set the programs' expected attach type to match the features; before load. */
 void at_prepare_program(struct bpf_program *prog);

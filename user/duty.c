@@ -55,8 +55,7 @@ struct at_duty {
 	struct bpf_link *inputs;  /* the yardstick's program, from the first move on */
 	struct bpf_link *outputs; /* the socket writes' */
 	bool inputs_off;	  /* no yardstick: estimates go by time */
-	/* refcalls at the last interval, at the window's opening (or the last
-	 * interval), and counted in windows since the last interval. */
+	/* refcalls at the last interval (reads per class, then writes). */
 	struct at_reads ref_last[AT_REF_SLOTS];
 	struct at_reads *percpu;
 	uint64_t *wlast; /* wcalls at the last interval, per function and class */
