@@ -35,55 +35,32 @@ void at_profile_add(struct at_func_profile *p, const struct at_window_entry *e)
 			p->hist[e->hist[i].bucket] += e->hist[i].count;
 }
 
-/* Strata of one interval's reads by size class; see struct at_duty_est. */
-static void add_classes(struct at_duty_est *d, const struct at_duty_obs *o)
+/* Add one interval's c window calls against all of a yardstick, on of it in the windows. */
+static void strata_add(struct at_strata *s, double c, double all, double on)
 {
-	d->ncls_win++;
-	for (int k = 0; k < AT_READ_CLASSES; k++) {
-		double all = (double)o->cls_all[k], c = (double)o->cls_calls[k];
-		double on = fmin((double)o->cls_on[k], all);
-
-		d->ccalls[k] += c;
-		d->creads[k] += on;
-		if (on >= AT_DUTY_MIN_STRATUM) {
-			double m = all / on;
-
-			d->cstrat += c * m;
-			d->cs_poisson[k] += c * m * m;
-			d->cs_all[k] += all;
-			d->cs_on[k] += on;
-			d->cs_calls[k] += c;
-			d->cs_cc[k] += c * c / on;
-			d->cs_rr[k] += all * m;
-			d->cs_n[k]++;
-		} else {
-			d->crest[k] += all;
-			d->crest_calls[k] += c;
-		}
-	}
-}
-
-/* One interval's window calls by time against its socket writes. */
-static void add_writes(struct at_duty_est *d, const struct at_duty_obs *o)
-{
-	double c = (double)o->cls_calls[AT_BY_TIME], all = (double)o->wr_all;
-	double on = fmin((double)o->wr_on, all);
-
-	d->nwr++;
+	on = fmin(on, all);
 	if (on >= AT_DUTY_MIN_STRATUM) {
 		double m = all / on;
 
-		d->w_n++;
-		d->w_est += c * m;
-		d->w_all += all;
-		d->w_on += on;
-		d->w_calls += c;
-		d->w_cc += c * c / on;
-		d->w_rr += all * m;
+		s->n++;
+		s->est += c * m;
+		s->all += all;
+		s->on += on;
+		s->calls += c;
+		s->cc += c * c / on;
+		s->rr += all * m;
+		s->poisson += c * m * m;
 	} else {
-		d->w_rest_all += all;
-		d->w_rest_calls += c;
+		s->rest_all += all;
+		s->rest_on += on;
+		s->rest_calls += c;
 	}
+}
+
+/* The spread of calls per unit of the yardstick between 2 or more strata. */
+static double strata_spread(const struct at_strata *s)
+{
+	return fmax(s->cc - s->calls * s->calls / s->on, 0) / (s->n - 1);
 }
 
 /*
@@ -92,14 +69,15 @@ static void add_writes(struct at_duty_est *d, const struct at_duty_obs *o)
  */
 static bool writes_estimate(const struct at_duty_est *d, double *est, double *var)
 {
+	const struct at_strata *w = &d->wr;
 	double q, s2;
 
-	if (d->w_n < 2 || d->nwr != d->ncls_win || !d->w_on)
+	if (w->n < 2 || d->nwr != d->ncls_win || !w->on)
 		return false;
-	q = d->w_calls / d->w_on;
-	s2 = fmax(d->w_cc - d->w_calls * q, 0) / (d->w_n - 1);
-	*est = d->w_est + fmax(d->w_rest_calls, q * d->w_rest_all);
-	*var = s2 * d->w_rr + s2 * d->w_rest_all * d->w_rest_all / d->w_on;
+	q = w->calls / w->on;
+	s2 = strata_spread(w);
+	*est = w->est + fmax(w->rest_calls, q * w->rest_all);
+	*var = s2 * w->rr + s2 * w->rest_all * w->rest_all / w->on;
 	return true;
 }
 
@@ -130,9 +108,15 @@ void at_profile_add_duty(struct at_func_profile *p, const struct at_duty_obs *o)
 		d->sum_q2 += r * r;
 	}
 	if (o->cls_all && ref_all) {
-		add_classes(d, o);
-		if (o->has_writes)
-			add_writes(d, o);
+		d->ncls_win++;
+		for (int k = 0; k < AT_READ_CLASSES; k++)
+			strata_add(&d->cls[k], (double)o->cls_calls[k], (double)o->cls_all[k],
+				   (double)o->cls_on[k]);
+		if (o->has_writes) {
+			d->nwr++;
+			strata_add(&d->wr, (double)o->cls_calls[AT_BY_TIME], (double)o->wr_all,
+				   (double)o->wr_on);
+		}
 		return;
 	}
 	if (ref_on >= AT_DUTY_MIN_STRATUM) {
@@ -192,44 +176,42 @@ static double half_width(uint64_t calls, double den, uint32_t n, double sum, dou
  */
 static double class_estimate(const struct at_duty_est *d, double *var)
 {
-	double all_c = 0, all_r = 0, est = d->cstrat;
+	double all_c = 0, all_r = 0, est = 0;
 
 	*var = 0;
 	for (int k = 0; k < AT_READ_CLASSES; k++) {
-		all_c += d->ccalls[k];
-		all_r += d->creads[k];
-		if (!d->cs_n[k])
+		const struct at_strata *s = &d->cls[k];
+
+		est += s->est;
+		all_c += s->calls + s->rest_calls;
+		all_r += s->on + s->rest_on;
+		if (!s->n)
 			continue;
-		if (!d->cs_calls[k]) {
+		if (!s->calls)
 			/* None seen in the class's strata: fewer than 3 in its window reads, at 95
 			 * %. */
-			*var += pow(3 * d->cs_all[k] / d->cs_on[k] / 1.96, 2);
-		} else if (d->cs_n[k] >= 2) {
-			/* The spread of calls per read between the strata, per read. */
-			double s2 =
-			    fmax(d->cs_cc[k] - d->cs_calls[k] * d->cs_calls[k] / d->cs_on[k], 0) /
-			    (d->cs_n[k] - 1);
-
-			*var += s2 * d->cs_rr[k];
-		} else {
-			*var += d->cs_poisson[k];
-		}
+			*var += pow(3 * s->all / s->on / 1.96, 2);
+		else if (s->n >= 2)
+			*var += strata_spread(s) * s->rr;
+		else
+			*var += s->poisson;
 	}
 	for (int k = 0; k < AT_READ_CLASSES; k++) {
-		double c = d->ccalls[k], r = d->creads[k];
+		const struct at_strata *s = &d->cls[k];
+		double c = s->calls + s->rest_calls, r = s->on + s->rest_on;
 
-		if (!d->crest[k] && !d->crest_calls[k])
+		if (!s->rest_all && !s->rest_calls)
 			continue;
 		if (r < AT_DUTY_MIN_STRATUM) {
 			c = all_c;
 			r = all_r;
 		}
 		if (r <= 0) {
-			est += d->crest_calls[k];
+			est += s->rest_calls;
 			continue;
 		}
-		est += fmax(d->crest_calls[k], c / r * d->crest[k]);
-		*var += fmax(c, 1) * pow(d->crest[k] / r, 2);
+		est += fmax(s->rest_calls, c / r * s->rest_all);
+		*var += fmax(c, 1) * pow(s->rest_all / r, 2);
 	}
 	return est;
 }
@@ -301,7 +283,7 @@ void at_profile_estimate(struct at_func_profile *p)
 		}
 		/* Calls per read (or write) that never varied: Poisson on the calls seen. */
 		if (var <= 0)
-			var = est * est / fmax(p->by_writes ? d->w_calls : (double)d->calls, 1);
+			var = est * est / fmax(p->by_writes ? d->wr.calls : (double)d->calls, 1);
 		pool = d->strat_ref_on > 0 ? d->strat_calls / d->strat_ref_on : 0;
 		rest = fmax(d->rest_calls, pool * d->rest_ref_all) + d->rest_by_time;
 		est += exact + d->strat + rest;

@@ -193,6 +193,21 @@ struct at_detail_stats {
 };
 
 /*
+ * A ratio estimator's strata against one yardstick (the reads of one size
+ * class, or the writes): the intervals whose windows saw at least
+ * AT_DUTY_MIN_STRATUM of it, each scaled by its own ratio, and the rest.
+ * Per stratum: R of the yardstick in the interval, r in its windows, c
+ * calls in its windows.
+ */
+struct at_strata {
+	uint32_t n;
+	double est;			      /* sum of c R / r */
+	double all, on, calls;		      /* sums of R, r and c */
+	double cc, rr, poisson;		      /* sums of c^2 / r, R^2 / r and c R^2 / r^2 */
+	double rest_all, rest_on, rest_calls; /* the other intervals' R, r and c */
+};
+
+/*
  * Figures of a duty-cycled function: what its probed windows saw. The
  * calls outside them are estimated from their rates (at_profile_estimate).
  */
@@ -213,31 +228,13 @@ struct at_duty_est {
 	double strat, strat_var, strat_calls, strat_ref_on;
 	double rest_calls, rest_ref_all, rest_by_time;
 	/*
-	 * Intervals with read classes (ncls_win): strata are (interval,
-	 * class) pairs whose windows saw enough reads (cstrat).
-	 * The rest of each class's reads (crest) take the class's ratio over
-	 * all windows (ccalls / creads); crest_calls were seen in them.
+	 * Intervals with read classes (ncls_win): strata per read class,
+	 * with the window calls after reads of the class; and against the
+	 * target's socket writes, with the window calls by time (nwr of
+	 * those intervals had writes).
 	 */
-	uint32_t ncls_win;
-	double cstrat;
-	double ccalls[AT_READ_CLASSES], creads[AT_READ_CLASSES];
-	double crest[AT_READ_CLASSES], crest_calls[AT_READ_CLASSES];
-	/*
-	 * Per class, over its strata: reads, window reads, calls, how many,
-	 * and the sums of c^2/r and R^2/r (R, r reads, c calls) for the spread
-	 * of calls per read about the class's ratio; the sum of c R^2/r^2 for
-	 * the Poisson variance of classes with too few strata for a spread.
-	 */
-	double cs_all[AT_READ_CLASSES], cs_on[AT_READ_CLASSES], cs_calls[AT_READ_CLASSES];
-	double cs_cc[AT_READ_CLASSES], cs_rr[AT_READ_CLASSES], cs_poisson[AT_READ_CLASSES];
-	uint32_t cs_n[AT_READ_CLASSES];
-	/*
-	 * The same intervals against the target's socket writes, with the
-	 * calls while the windows were open (nwr of them had writes): strata
-	 * with enough window writes (w_*), and the rest's writes and calls.
-	 */
-	uint32_t nwr, w_n;
-	double w_est, w_all, w_on, w_calls, w_cc, w_rr, w_rest_all, w_rest_calls;
+	uint32_t ncls_win, nwr;
+	struct at_strata cls[AT_READ_CLASSES], wr;
 };
 
 /* What one interval's windows saw of a duty-cycled function. */
