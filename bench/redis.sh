@@ -22,6 +22,7 @@ while getopts "r:n:k:o:h" opt; do
 done
 command -v redis-benchmark >/dev/null && [[ -x $REDIS ]] ||
 	{ echo "redis.sh: needs redis-server and redis-tools (scripts/deps.sh)" >&2; exit 2; }
+[[ -z $outdir ]] || mkdir -p "$outdir" || exit 2
 (( EUID == 0 )) || { echo "redis.sh: needs root (uprobes)" >&2; exit 3; }
 
 tmp=$(mktemp -d /tmp/adaptrace-redis.XXXXXX)

@@ -61,6 +61,8 @@ struct at_duty {
 	uint64_t *wlast; /* wcalls at the last interval, per function and class */
 	uint64_t *wpercpu;
 	int ncpus;
+	uint32_t *bkeys; /* batch lookup buffers, AT_REF_SLOTS entries */
+	uint64_t *bvals;
 };
 
 /* The target's socket reads so far per size class, all CPUs; false on error. */
@@ -78,17 +80,36 @@ static bool read_ref(struct at_duty *d, struct at_reads *out)
 	return true;
 }
 
-/* Function id's window calls after reads of class k so far, all CPUs. */
-static uint64_t read_wcalls(struct at_duty *d, uint32_t id, uint32_t k)
+/*
+ * Function id's window calls per read class (and by time) so far, all
+ * CPUs, into out: one system call where the kernel looks up batches (it
+ * begins after the key it is given), else one per slot; false on error.
+ */
+static bool read_wcalls(struct at_duty *d, uint32_t id, uint64_t *out)
 {
-	uint32_t key = id * AT_REF_SLOTS + k;
-	uint64_t sum = 0;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	uint32_t first = id * AT_REF_SLOTS, prev = first - 1, next, n = AT_REF_SLOTS;
+	int err = bpf_map_lookup_batch(d->o.wcalls_fd, first ? &prev : NULL, &next, d->bkeys,
+				       d->bvals, &n, &opts);
 
-	if (bpf_map_lookup_elem(d->o.wcalls_fd, &key, d->wpercpu))
-		return 0;
-	for (int i = 0; i < d->ncpus; i++)
-		sum += d->wpercpu[i];
-	return sum;
+	if ((err && errno != ENOENT) || n != AT_REF_SLOTS || d->bkeys[0] != first) {
+		for (uint32_t k = 0; k < AT_REF_SLOTS; k++) {
+			uint32_t key = first + k;
+
+			if (bpf_map_lookup_elem(d->o.wcalls_fd, &key, d->wpercpu))
+				return false;
+			out[k] = 0;
+			for (int i = 0; i < d->ncpus; i++)
+				out[k] += d->wpercpu[i];
+		}
+		return true;
+	}
+	for (uint32_t k = 0; k < AT_REF_SLOTS; k++) {
+		out[k] = 0;
+		for (int i = 0; i < d->ncpus; i++)
+			out[k] += d->bvals[(size_t)k * d->ncpus + i];
+	}
+	return true;
 }
 
 struct at_duty *at_duty_new(const struct at_duty_opts *o)
@@ -106,6 +127,8 @@ struct at_duty *at_duty_new(const struct at_duty_opts *o)
 	d->percpu = at_xcalloc((size_t)d->ncpus, sizeof(*d->percpu));
 	d->wpercpu = at_xcalloc((size_t)d->ncpus, sizeof(*d->wpercpu));
 	d->wlast = at_xcalloc(((size_t)o->n + 1) * AT_REF_SLOTS, sizeof(*d->wlast));
+	d->bkeys = at_xcalloc(AT_REF_SLOTS, sizeof(*d->bkeys));
+	d->bvals = at_xcalloc((size_t)AT_REF_SLOTS * d->ncpus, sizeof(*d->bvals));
 	return d;
 }
 
@@ -461,7 +484,7 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 	win->duty = at_xcalloc(d->ndemoted, sizeof(*win->duty));
 	win->nduty = 0;
 	for (uint32_t id = 0; id < d->o.n; id++) {
-		uint64_t on, from;
+		uint64_t on, from, v[AT_REF_SLOTS];
 
 		if (!d->demoted[id])
 			continue;
@@ -473,11 +496,13 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 		for (size_t i = 0; i < d->nspans; i++)
 			on += overlap(from, b, d->spans[i].a, d->spans[i].b);
 		win->duty[win->nduty++] = (struct at_duty_on){id, on > b - a ? b - a : on};
-		for (uint32_t k = 0; win->has_cls && k < AT_REF_SLOTS; k++) {
+		if (!win->has_cls || !read_wcalls(d, id, v))
+			continue;
+		for (uint32_t k = 0; k < AT_REF_SLOTS; k++) {
 			uint64_t *last = &d->wlast[(size_t)id * AT_REF_SLOTS + k];
-			uint64_t v = read_wcalls(d, id, k), calls = v > *last ? v - *last : 0;
+			uint64_t calls = v[k] > *last ? v[k] - *last : 0;
 
-			*last = v;
+			*last = v[k];
 			if (!calls)
 				continue;
 			if (win->ncls == cap) {
@@ -532,5 +557,7 @@ void at_duty_free(struct at_duty *d)
 	free(d->percpu);
 	free(d->wpercpu);
 	free(d->wlast);
+	free(d->bkeys);
+	free(d->bvals);
 	free(d);
 }
