@@ -63,21 +63,30 @@ static double strata_spread(const struct at_strata *s)
 	return fmax(s->cc - s->calls * s->calls / s->on, 0) / (s->n - 1);
 }
 
+/* Calls per unit of a yardstick that never varied: Poisson on the calls seen. */
+static double poisson_floor(double est, double var, double seen)
+{
+	return var > 0 ? var : est * est / fmax(seen, 1);
+}
+
 /*
  * The estimate against socket writes, and its variance from the spread of
- * calls per write between the strata; false with fewer than 2 strata.
+ * calls per write between the strata; false with fewer than 2 strata, or
+ * fewer than 3 calls seen while windows were open (no spread to go by: a
+ * function the windows caught twice, both times in the same ratio, would
+ * get a zero-width interval and win over the reads).
  */
 static bool writes_estimate(const struct at_duty_est *d, double *est, double *var)
 {
 	const struct at_strata *w = &d->wr;
 	double q, s2;
 
-	if (w->n < 2 || d->nwr != d->ncls_win || !w->on)
+	if (w->n < 2 || d->nwr != d->ncls_win || !w->on || w->calls < AT_DUTY_MIN_STRATUM)
 		return false;
 	q = w->calls / w->on;
 	s2 = strata_spread(w);
 	*est = w->est + fmax(w->rest_calls, q * w->rest_all);
-	*var = s2 * w->rr + s2 * w->rest_all * w->rest_all / w->on;
+	*var = poisson_floor(*est, s2 * w->rr + s2 * w->rest_all * w->rest_all / w->on, w->calls);
 	return true;
 }
 
@@ -270,6 +279,7 @@ void at_profile_estimate(struct at_func_profile *p)
 		double var, pool, rest, west, wvar;
 
 		est = class_estimate(d, &var);
+		var = poisson_floor(est, var, (double)d->calls);
 		/*
 		 * Work a server defers to the end of a turn of its event loop
 		 * (replies) follows its writes: they scale this function's
@@ -281,9 +291,6 @@ void at_profile_estimate(struct at_func_profile *p)
 			var = wvar;
 			p->by_writes = true;
 		}
-		/* Calls per read (or write) that never varied: Poisson on the calls seen. */
-		if (var <= 0)
-			var = est * est / fmax(p->by_writes ? d->wr.calls : (double)d->calls, 1);
 		pool = d->strat_ref_on > 0 ? d->strat_calls / d->strat_ref_on : 0;
 		rest = fmax(d->rest_calls, pool * d->rest_ref_all) + d->rest_by_time;
 		est += exact + d->strat + rest;

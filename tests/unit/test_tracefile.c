@@ -808,6 +808,36 @@ static void test_duty_writes(void)
 	      "duty writes: deferred calls scaled by the socket writes (8000)");
 }
 
+/*
+ * A request handler the windows caught while they were open only once, in
+ * an interval whose windows saw one write: the writes have no spread to go
+ * by (a zero-width interval, of 1 call). The reads (18 or 22 per 20 reads)
+ * must keep it: 8000, where a redis run got 2 % of its SETs.
+ */
+static void test_duty_writes_sparse(void)
+{
+	struct at_func_profile q = {0};
+	struct at_window_entry e = {0};
+
+	for (int i = 0; i < 8; i++) {
+		uint64_t all[AT_READ_CLASSES] = {0}, on[AT_READ_CLASSES] = {0};
+		uint64_t calls[AT_REF_SLOTS] = {0};
+		struct at_duty_obs o = {i % 2 ? 22 : 18, 10000000, 1000000000, 20, 1000, all, on,
+					calls, true, 1000, i == 7 ? 1 : 20};
+
+		all[3] = 1000;
+		on[3] = 20;
+		calls[3] = o.calls;
+		calls[AT_BY_TIME] = i == 7;
+		e.c.calls = e.c.returns = o.calls;
+		at_profile_add(&q, &e);
+		at_profile_add_duty(&q, &o);
+	}
+	at_profile_estimate(&q);
+	check(q.estimated && !q.by_writes && q.c.calls == 8000,
+	      "duty writes: a writes ratio with no calls to spread does not win (8000)");
+}
+
 /* Duty lists the writer refuses, and the estimate a report makes of them. */
 static void test_duty(void)
 {
@@ -933,6 +963,7 @@ int main(int argc, char **argv)
 	test_duty();
 	test_duty_classes();
 	test_duty_writes();
+	test_duty_writes_sparse();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "# could not remove %s\n", tmpdir);
