@@ -4,25 +4,32 @@
 # with and without an overhead budget. Prints requests/s medians and the
 # throughput relative to untraced. Configurations are interleaved.
 #
-# Usage: bench/redis.sh [-r RUNS] [-n REQUESTS] [-k CONFIG,...] [-o RESULTS_DIR]
+# Usage: bench/redis.sh [-r RUNS] [-n REQUESTS] [-k CONFIG,...] [-o RESULTS_DIR] [-t]
 #   configurations: none, coarse (every function), budget (--budget 5)
 #   RESULTS_DIR gets the table (redis.md) and the recordings, named by the
 #   SETs sent (as many GETs), for bench/counts.sh
+#   -t: count the turns of redis's event loop (epoll_wait calls, with perf)
+#   per request, and compare beforeSleep's estimate (once a turn) with them.
+#   The syscall tracepoint slows every system call: compare its throughput
+#   only with other -t runs.
 # Environment: ADAPTRACE (default ./adaptrace at the top). Needs root.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ADAPTRACE=${ADAPTRACE:-$here/../adaptrace}
 REDIS=${REDIS:-/usr/bin/redis-server}
-runs=3 requests=200000 configs=none,coarse,budget outdir=
-while getopts "r:n:k:o:h" opt; do
+runs=3 requests=200000 configs=none,coarse,budget outdir= turns=0
+while getopts "r:n:k:o:th" opt; do
 	case $opt in
 	r) runs=$OPTARG ;; n) requests=$OPTARG ;; k) configs=$OPTARG ;; o) outdir=$OPTARG ;;
+	t) turns=1 ;;
 	*) sed -n '/^# Usage:/,/^# Environment/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 	esac
 done
 command -v redis-benchmark >/dev/null && [[ -x $REDIS ]] ||
 	{ echo "redis.sh: needs redis-server and redis-tools (scripts/deps.sh)" >&2; exit 2; }
 [[ -z $outdir ]] || mkdir -p "$outdir" || exit 2
+((turns == 0)) || command -v perf >/dev/null ||
+	{ echo "redis.sh: -t needs perf (apt-get install linux-perf)" >&2; exit 2; }
 (( EUID == 0 )) || { echo "redis.sh: needs root (uprobes)" >&2; exit 3; }
 
 tmp=$(mktemp -d /tmp/adaptrace-redis.XXXXXX)
@@ -43,9 +50,21 @@ for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && { up=1; brea
 ((up)) || { echo "redis.sh: redis-server did not start on port $port: $(tail -n 1 "$tmp/redis.log")" >&2; exit 1; }
 
 # bench_once: requests/s of SET and GET together (the mean of the two).
+# With -t, the event loop's turns per request go to $tmp/turns.
 bench_once() {
+	local perf=
+	if ((turns)); then
+		perf stat -x, -e syscalls:sys_enter_epoll_wait -p "$rpid" -o "$tmp/perf" -- sleep 100000 2>/dev/null &
+		perf=$!
+		sleep 0.5
+	fi
 	redis-benchmark -h 127.0.0.1 -p "$port" -n "$requests" -c 50 -t set,get --csv -q 2>/dev/null |
 		awk -F'"' '/^"(SET|GET)"/ { s += $4; n++ } END { if (n) printf "%.0f\n", s / n; else print "fail" }'
+	if [[ -n $perf ]]; then
+		# perf stat reports when its command ends; SIGINT does not reach a background job.
+		pkill -TERM -P "$perf" sleep; wait "$perf" 2>/dev/null
+		awk -F, -v n="$((2 * requests))" '/epoll_wait/ { printf "%.3f\n", $1 / n }' "$tmp/perf" >"$tmp/turns"
+	fi
 }
 
 # count_check FILE SETS: setCommand's count (exact or estimated) against the SETs sent.
@@ -57,10 +76,20 @@ count_check() {
 		jq -r '"redis.sh: \([.functions[] | select(.estimated)] | length) of \(.functions | length) called functions estimated"' >&2 || true
 }
 
+# turn_check FILE SETS: beforeSleep (once a turn of the event loop) against the turns counted.
+turn_check() {
+	"$ADAPTRACE" report "$1" --json 2>/dev/null | jq -r --argjson n "$((2 * $2))" --arg t "$(cat "$tmp/turns")" '
+		first(.functions[] | select(.name == "beforeSleep")) |
+		"redis.sh: beforeSleep \(.calls / $n * 1000 | round / 1000) per request (\(if .estimated then "estimated by \(.estimated_by)" else "exact" end)); the loop made \($t) turns per request"' >&2 || true
+}
+
 run_one() {
 	local cfg=$1 v
 	case $cfg in
-	none) bench_once ;;
+	none)
+		bench_once
+		((turns)) && echo "redis.sh: untraced: the loop made $(cat "$tmp/turns") turns per request" >&2
+		: ;;
 	coarse | budget)
 		local extra=(--select none)
 		[[ $cfg == budget ]] && extra=(--budget 5)
@@ -82,9 +111,11 @@ run_one() {
 			done
 		fi
 		v=$(bench_once)
+		((turns)) && echo "redis.sh: $cfg: the loop made $(cat "$tmp/turns") turns per request" >&2
 		sets=$((sets + requests))
 		kill -INT "$at_pid"; wait "$at_pid" || true; at_pid=
 		[[ $cfg == budget ]] && count_check "$tmp/$cfg.data" "$sets"
+		((turns)) && turn_check "$tmp/$cfg.data" "$sets"
 		# Keep the recording, named by its SET count, for bench/counts.sh.
 		[[ -n $outdir ]] && cp "$tmp/$cfg.data" "$outdir/$cfg-$sets-sets.$(date +%s%N).data"
 		echo "$v" ;;
