@@ -56,7 +56,7 @@ for v in "$runs" "$calls" "$depth" "$mtime"; do
 done
 (( runs >= 1 )) || { echo "run.sh: -r must be >= 1" >&2; exit 2; }
 
-[[ -x $MOO ]] || make -s -C "$here" >&2
+[[ -x $MOO ]] || make -s -C "$here" all >&2
 if [[ $configs == *floor* || $configs == *coarse* ]] && [[ ! -x $ADAPTRACE ]]; then
 	echo "run.sh: $ADAPTRACE not found: run 'make' at the top first (or set ADAPTRACE)" >&2
 	exit 2
