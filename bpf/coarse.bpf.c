@@ -229,6 +229,14 @@ static __always_inline bool is_error(__u64 rc)
 	return (__s64)rc < 0;
 }
 
+/*
+ * cookie 0 (the plain return link, always generation 0): the id comes from
+ * the frame matched by stack pointer. Reading the cookie cost ~20 ns a call
+ * (a sixth of the coarse programs' work); the -b filter is not needed
+ * either, since a thread has frames only if its entries passed it. Frames
+ * share a stack pointer only in a tail call, whose returns fire newest
+ * first, as the frames pop.
+ */
 static __always_inline void leave(struct pt_regs *ctx, __u64 cookie)
 {
 	__u64 now = bpf_ktime_get_ns();
@@ -262,7 +270,7 @@ static __always_inline void leave(struct pt_regs *ctx, __u64 cookie)
 	top = depth - 1;
 	f = frame_at(s, top);
 	/* A deeper untracked frame (stack overflow) or a foreign return. */
-	if (f->sp != sp || f->id != id) {
+	if (f->sp != sp || (cookie && f->id != id)) {
 		if (current)
 			diag_inc(AT_DIAG_UNMATCHED_RET);
 		return;
@@ -270,6 +278,7 @@ static __always_inline void leave(struct pt_regs *ctx, __u64 cookie)
 	/* Entered under the other generation's link: that link's return times it. */
 	if (f->gen != cookie_gen(cookie))
 		return;
+	id = f->id;
 	dur = now - f->ts;
 	self = dur > f->child_ns ? dur - f->child_ns : 0;
 	if (f->outer)
@@ -286,7 +295,7 @@ static __always_inline void leave(struct pt_regs *ctx, __u64 cookie)
 SEC("uprobe")
 int coarse_return(struct pt_regs *ctx)
 {
-	leave(ctx, bpf_get_attach_cookie(ctx));
+	leave(ctx, 0);
 	return 0;
 }
 

@@ -32,6 +32,10 @@ $(TD)/simple_stripped: targets/simple.c $(TARGET_HDRS) | $(TD)
 $(TD)/mt_cet: targets/mt.c $(TARGET_HDRS) | $(TD)
 	$(CC) $(TARGET_CFLAGS) -fcf-protection=full $< -o $@
 
+# -O2: outer() reaches inner() by a tail call (jmp), sharing its return slot.
+$(TD)/tailcall: targets/tailcall.c $(TARGET_HDRS) | $(TD)
+	$(CC) $(TARGET_CFLAGS) -O2 -foptimize-sibling-calls $< -o $@
+
 $(TD)/libattest.so: targets/libattest.c $(TARGET_HDRS) | $(TD)
 	$(CC) $(TARGET_CFLAGS) -fPIC -shared $< -o $@
 

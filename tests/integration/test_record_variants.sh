@@ -107,3 +107,21 @@ if start_target "$WORK/lockp_tgt" "$TARGETS/lockentry" --wait-signal; then
 		fail "lockentry -p: tracing starts" "$(tail -n 10 "$WORK/lockp.err")"
 	fi
 fi
+
+# A tail call: outer() jumps to inner(), so both frames share one return slot
+# and their returns fire together, inner's first. The return program matches
+# frames by stack pointer, so each return must still time its own call.
+at_run "$WORK/tail" record -q -o "$WORK/tail.data" -- "$TARGETS/tailcall"
+expect_eq "tailcall: record exits 0" "$RC" 0 || sed 's/^/#   stderr: /' "$WORK/tail.err" | head -n 10
+expect_eq "tailcall: outer() reaches inner() by jmp" \
+	"$(objdump -d --no-show-raw-insn "$TARGETS/tailcall" | awk '/<outer>:/,/^$/' | grep -c 'jmp .*<inner>')" 1
+if report_json "$WORK/tail.data" "$WORK/tail.json"; then
+	counts_match "tailcall" "$WORK/tail.json" "$WORK/tail.out"
+	expect_eq "tailcall: no unmatched returns" "$(jq .diagnostics.unmatched_returns "$WORK/tail.json")" 0
+	expect_eq "tailcall: no abandoned frames" "$(jq .diagnostics.abandoned_frames "$WORK/tail.json")" 0
+	o_total=$(fn "$WORK/tail.json" outer total_ns)
+	o_self=$(fn "$WORK/tail.json" outer self_ns)
+	i_total=$(fn "$WORK/tail.json" inner total_ns)
+	expect_eq "tailcall: outer's self time is its total less inner's" "$o_self" "$((o_total - i_total))"
+	expect_eq "tailcall: inner's time is within outer's" "$((i_total > 0 && i_total < o_total))" 1
+fi
