@@ -12,7 +12,9 @@
 #   per request, and compare beforeSleep's estimate (once a turn) with them.
 #   The syscall tracepoint slows every system call: compare its throughput
 #   only with other -t runs.
-# Environment: ADAPTRACE (default ./adaptrace at the top). Needs root.
+# Environment: ADAPTRACE (default ./adaptrace at the top); BUDGET_EXTRA: more
+# record options for the budget configuration (BUDGET_EXTRA='--interval 5':
+# one probing window a second instead of five). Needs root.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ADAPTRACE=${ADAPTRACE:-$here/../adaptrace}
@@ -92,7 +94,7 @@ run_one() {
 		: ;;
 	coarse | budget)
 		local extra=(--select none)
-		[[ $cfg == budget ]] && extra=(--budget 5)
+		[[ $cfg == budget ]] && extra=(--budget 5 ${BUDGET_EXTRA:-})
 		"$ADAPTRACE" record -q -b "$REDIS" "${extra[@]}" -o "$tmp/$cfg.data" 2>"$tmp/$cfg.err" &
 		at_pid=$!
 		for _ in $(seq 600); do grep -q '^adaptrace: tracing ' "$tmp/$cfg.err" && break; sleep 0.1; done
