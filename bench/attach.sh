@@ -46,7 +46,7 @@ done
 [[ $reps =~ ^[1-9][0-9]*$ && $slow_max =~ ^[0-9]+$ && $slow_budget =~ ^[0-9]+$ ]] || usage
 (( EUID == 0 )) || { echo "attach.sh: needs root (uprobes)" >&2; exit 3; }
 [[ -x $ADAPTRACE ]] || { echo "attach.sh: $ADAPTRACE not found: run 'make' at the top first (or set ADAPTRACE)" >&2; exit 2; }
-[[ -x $BIN ]] || make -s -C "$here" >&2
+[[ -x $BIN ]] || make -s -C "$here" all >&2
 have_bpftrace=1
 command -v "$BPFTRACE" >/dev/null || { have_bpftrace=0; echo "attach.sh: no bpftrace; its rows are skipped" >&2; }
 
