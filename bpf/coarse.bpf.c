@@ -240,14 +240,13 @@ static __always_inline bool is_error(__u64 rc)
 static __always_inline void leave(struct pt_regs *ctx, __u64 cookie)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u32 id = cookie & AT_COOKIE_ID_MASK;
 	/* After ret the return address has been popped. */
 	__u64 sp = PT_REGS_SP(ctx) - 8;
 	struct shadow_stack *s;
 	struct at_fstats *st;
 	struct frame *f;
 	__u64 dur, self;
-	__u32 depth, top;
+	__u32 depth, top, id;
 
 	/* An old link's return probe fires for calls its entry no longer takes. */
 	bool current = cookie_gen(cookie) == gen;
@@ -270,7 +269,7 @@ static __always_inline void leave(struct pt_regs *ctx, __u64 cookie)
 	top = depth - 1;
 	f = frame_at(s, top);
 	/* A deeper untracked frame (stack overflow) or a foreign return. */
-	if (f->sp != sp || (cookie && f->id != id)) {
+	if (f->sp != sp || (cookie && f->id != (cookie & AT_COOKIE_ID_MASK))) {
 		if (current)
 			diag_inc(AT_DIAG_UNMATCHED_RET);
 		return;
