@@ -310,6 +310,19 @@ bpf_alive()
 	} | awk 'NR == FNR { want[$0] = 1; next } { key = $1 " " $2; if (key in want) print }' "$ids" -
 }
 
+# bpf_left IDS-FILE: bpf_alive once the kernel has had up to 2 s to free
+# what adaptrace closed: links and programs are released asynchronously.
+bpf_left()
+{
+	local left
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		left=$(bpf_alive "$1")
+		[ -z "$left" ] && return 0
+		sleep 0.2
+	done
+	printf '%s\n' "$left"
+}
+
 # detail_links: links of adaptrace's detail programs still in the kernel
 # (any recorder's, so only meaningful when no other recording runs).
 detail_links()

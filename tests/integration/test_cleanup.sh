@@ -25,12 +25,7 @@ after_exit()
 		return
 	fi
 	ok "$label: adaptrace held $(wc -l <"$ids") BPF objects while tracing"
-	# Links are released asynchronously by the kernel: give it a moment.
-	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		left=$(bpf_alive "$ids")
-		[ -z "$left" ] && break
-		sleep 0.2
-	done
+	left=$(bpf_left "$ids")
 	expect_eq "$label: no BPF program, link or perf event of adaptrace remains" "$left" ""
 }
 

@@ -64,7 +64,7 @@ soak_stop()
 	hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$AT_PID/status")
 	stop_pid "$AT_PID" INT 120
 	expect_eq "$name: adaptrace exits 0 on SIGINT" "$RC" 0
-	expect_eq "$name: no BPF link or program left" "$(bpf_alive "$WORK/$name.ids" | wc -l)" 0
+	expect_eq "$name: no BPF link or program left" "$(bpf_left "$WORK/$name.ids" | wc -l)" 0
 	# Flat: after the first third, RSS stays within 10 % + 2 MiB of its first-third peak.
 	if python3 - "$WORK/$name.rss" >"$WORK/$name.flat" 2>&1 <<'EOF'; then
 import sys
