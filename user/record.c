@@ -78,6 +78,7 @@ struct recorder {
 	struct coarse_bpf *skel;
 	struct at_links entry_links, return_links;
 	struct bpf_link *exec_link;
+	struct bpf_link *exit_link;
 	struct at_usdt_rec *usdt; /* -u, or NULL */
 	size_t nrefused;	  /* selected, but the kernel will not probe them */
 	struct at_stats_reader *stats;
@@ -675,10 +676,12 @@ static int attach_all(struct recorder *r)
 
 	if (!r->o->empty_probes) {
 		r->exec_link = bpf_program__attach(r->skel->progs.coarse_exec);
-		if (!r->exec_link) {
+		if (r->exec_link)
+			r->exit_link = bpf_program__attach(r->skel->progs.coarse_exit);
+		if (!r->exec_link || !r->exit_link) {
 			err = -errno;
-			snprintf(r->err, sizeof(r->err), "cannot attach to sched_process_exec: %s",
-				 strerror(-err));
+			snprintf(r->err, sizeof(r->err), "cannot attach to sched_process_%s: %s",
+				 r->exec_link ? "exit" : "exec", strerror(-err));
 			return err;
 		}
 	}
@@ -719,6 +722,8 @@ static void detach_all(struct recorder *r)
 	at_links_destroy(&r->entry_links);
 	bpf_link__destroy(r->exec_link);
 	r->exec_link = NULL;
+	bpf_link__destroy(r->exit_link);
+	r->exit_link = NULL;
 }
 
 /* The coarse budget's duty cycle: where each function id is probed. */

@@ -93,3 +93,36 @@ expect_eq "max_concurrency of main" "$(fn "$JSON" main max_concurrency)" 1
 expect_cmp "max_concurrency of work_a" "$(fn "$JSON" work_a max_concurrency)" '<=' 4
 
 expect_cmp "duration covers the run" "$(jq -r '.duration_ns' "$JSON")" '>=' "$rec_truth"
+
+# More threads alive at once than the coarse programs' 1024 thread slots:
+# by pigeonhole some keep their frames in task storage instead, and both
+# kinds must count and time alike. Threads that exit inside a traced call
+# never return from it; the exit frees their frames (max_concurrency 1).
+MANY=$WORK/many
+at_run "$MANY" record -q -o "$MANY.data" -- "$TARGETS/manythreads"
+expect_eq "manythreads: record exits 0" "$RC" 0 || sed 's/^/#   stderr: /' "$MANY.err" | head -n 10
+if report_json "$MANY.data" "$MANY.json"; then
+	counts_match "manythreads" "$MANY.json" "$MANY.out"
+	expect_eq "manythreads: no unmatched returns" "$(jq .diagnostics.unmatched_returns "$MANY.json")" 0
+	expect_eq "manythreads: every call into tw_inner returned" \
+		"$(fn "$MANY.json" tw_inner returns)" "$(fn "$MANY.json" tw_inner calls)"
+	expect_eq "manythreads: tw_outer's self time is its total less tw_inner's" \
+		"$(fn "$MANY.json" tw_outer self_ns)" \
+		"$(($(fn "$MANY.json" tw_outer total_ns) - $(fn "$MANY.json" tw_inner total_ns)))"
+	expect_eq "manythreads: a thread's exit ends its call in flight (max_concurrency)" \
+		"$(fn "$MANY.json" tw_exit_inside max_concurrency)" 1
+	expect_eq "manythreads: exiting inside tw_exit_inside and exiter abandons 2 frames each" \
+		"$(jq .diagnostics.abandoned_frames "$MANY.json")" 6
+fi
+
+# A thread other than the leader execs from inside a traced call: it takes
+# the leader's thread id, and the frames under both old ids are abandoned
+# (main's, and execer's with tw_exec_inside's) rather than left to a thread
+# that gets one of those ids later.
+at_run "$MANY.exec" record -q -o "$MANY.exec.data" -- "$TARGETS/manythreads" exec
+expect_eq "manythreads exec: record exits 0" "$RC" 0 || sed 's/^/#   stderr: /' "$MANY.exec.err" | head -n 10
+if report_json "$MANY.exec.data" "$MANY.exec.json"; then
+	expect_eq "manythreads exec: tw_exec_inside called once" "$(fn "$MANY.exec.json" tw_exec_inside calls)" 1
+	expect_eq "manythreads exec: the frames of both old thread ids are abandoned" \
+		"$(jq .diagnostics.abandoned_frames "$MANY.exec.json")" 3
+fi
