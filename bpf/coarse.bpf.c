@@ -102,7 +102,10 @@ static __always_inline struct shadow_stack *thread_stack(bool create)
 					BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
 
-/* Abandon the frames of thread tid's slot and free it. */
+/*
+ * Abandon the frames of thread tid's slot and free it. The owner's store
+ * is the last: a thread that takes the slot at once resets depth itself.
+ */
 static __always_inline void free_slot(__u32 tid)
 {
 	__u32 key = tid & (THREAD_SLOTS - 1);
@@ -111,7 +114,6 @@ static __always_inline void free_slot(__u32 tid)
 	if (!s || !tid || s->owner != tid)
 		return;
 	pop_dead(s, s->depth, ~0ULL);
-	s->depth = 0;
 	s->owner = 0;
 }
 

@@ -666,7 +666,8 @@ static int attach_binary(struct recorder *r, struct at_target_bin *tb, bool retp
 
 /*
  * Returns first, so that every timed call has its entry frame. The exec
- * tracepoint clears shadow stacks of processes that exec.
+ * and exit tracepoints clear the shadow stacks of threads that exec or
+ * exit, before any probe can push a frame.
  */
 static int attach_all(struct recorder *r)
 {

@@ -98,7 +98,10 @@ int main(int argc, char **argv)
 	pthread_barrier_init(&all_started, NULL, THREADS);
 	for (int i = 0; i < THREADS; i++) {
 		if (pthread_create(&th[i], &attr, worker, (void *)(uintptr_t)i)) {
-			fprintf(stderr, "manythreads: thread %d: cannot create\n", i);
+			fprintf(stderr,
+				"manythreads: cannot create thread %d: raise pids.max or "
+				"RLIMIT_NPROC\n",
+				i);
 			return 1;
 		}
 		started++;
