@@ -146,7 +146,7 @@ bool window_on = false;
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, AT_REF_SLOTS);
+	__uint(max_entries, AT_SLOTS);
 	__type(key, __u32);
 	__type(value, struct at_reads);
 } refcalls SEC(".maps");
@@ -170,7 +170,7 @@ struct {
 	__type(value, struct last_read);
 } last_reads SEC(".maps");
 
-/* Window calls per function, by read class and by time: key id * AT_REF_SLOTS + slot. */
+/* Window calls per function, by read class and by time: key id * AT_SLOTS + slot. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1); /* set by the loader */
@@ -195,19 +195,25 @@ static __always_inline bool window_counts(__u32 id)
 {
 	struct last_read *r =
 	    bpf_task_storage_get(&last_reads, bpf_get_current_task_btf(), NULL, 0);
-	__u32 key = id * AT_REF_SLOTS + AT_BY_TIME;
+	__u32 key = id * AT_SLOTS + AT_BY_TIME;
 	__u64 *n;
 
 	if (window_on) {
 		n = bpf_map_lookup_elem(&wcalls, &key);
 		if (n)
 			*n += 1;
+		if (r) {
+			key = id * AT_SLOTS + AT_WR_CLASS(r->cls & (AT_READ_CLASSES - 1));
+			n = bpf_map_lookup_elem(&wcalls, &key);
+			if (n)
+				*n += 1;
+		}
 	}
 	if (!r)
 		return window_on;
 	if (!r->in_window)
 		return false;
-	key = id * AT_REF_SLOTS + (r->cls & (AT_READ_CLASSES - 1));
+	key = id * AT_SLOTS + (r->cls & (AT_READ_CLASSES - 1));
 	n = bpf_map_lookup_elem(&wcalls, &key);
 	if (n)
 		*n += 1;
@@ -447,22 +453,33 @@ int BPF_PROG(duty_inputs, struct sock *sk, int ret, int flags)
 	return 0;
 }
 
-/* The target's socket writes that sent data, the yardstick of deferred work. */
-SEC("tp_btf/sock_send_length")
-int BPF_PROG(duty_outputs, struct sock *sk, int ret, int flags)
+static __always_inline void count_write(__u32 slot)
 {
-	__u32 slot = AT_BY_TIME;
-	struct at_reads *w;
+	struct at_reads *w = bpf_map_lookup_elem(&refcalls, &slot);
 
-	if (ret <= 0)
-		return 0;
-	if (ref_tgid ? (__u32)(bpf_get_current_pid_tgid() >> 32) != ref_tgid : !exe_matches())
-		return 0;
-	w = bpf_map_lookup_elem(&refcalls, &slot);
 	if (w) {
 		w->all++;
 		if (window_on)
 			w->on++;
 	}
+}
+
+/*
+ * The target's socket writes that sent data, the yardstick of deferred
+ * work: all of them, and per class of the writing thread's latest read.
+ */
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(duty_outputs, struct sock *sk, int ret, int flags)
+{
+	struct last_read *last;
+
+	if (ret <= 0)
+		return 0;
+	if (ref_tgid ? (__u32)(bpf_get_current_pid_tgid() >> 32) != ref_tgid : !exe_matches())
+		return 0;
+	count_write(AT_BY_TIME);
+	last = bpf_task_storage_get(&last_reads, bpf_get_current_task_btf(), NULL, 0);
+	if (last)
+		count_write(AT_WR_CLASS(last->cls & (AT_READ_CLASSES - 1)));
 	return 0;
 }

@@ -110,6 +110,14 @@ struct at_fstats {
  */
 #define AT_BY_TIME   AT_READ_CLASSES
 #define AT_REF_SLOTS (AT_READ_CLASSES + 1)
+/*
+ * Then the same by time again, per class of the thread's latest read: in
+ * refcalls the writes, in wcalls the window calls. redis-benchmark sends
+ * all its SETs, then all its GETs: unclassed, a window that saw only GETs
+ * would scale a stretch of SET replies by a GET's calls per write.
+ */
+#define AT_WR_CLASS(k) (AT_REF_SLOTS + (k))
+#define AT_SLOTS       (AT_REF_SLOTS + AT_READ_CLASSES)
 
 static inline __u32 at_read_class(__u32 len)
 {

@@ -56,19 +56,19 @@ struct at_duty {
 	struct bpf_link *outputs; /* the socket writes' */
 	bool inputs_off;	  /* no yardstick: estimates go by time */
 	/* refcalls at the last interval (reads per class, then writes). */
-	struct at_reads ref_last[AT_REF_SLOTS];
+	struct at_reads ref_last[AT_SLOTS];
 	struct at_reads *percpu;
 	uint64_t *wlast; /* wcalls at the last interval, per function and class */
 	uint64_t *wpercpu;
 	int ncpus;
-	uint32_t *bkeys; /* batch lookup buffers, AT_REF_SLOTS entries */
+	uint32_t *bkeys; /* batch lookup buffers, AT_SLOTS entries */
 	uint64_t *bvals;
 };
 
 /* The target's socket reads so far per size class, all CPUs; false on error. */
 static bool read_ref(struct at_duty *d, struct at_reads *out)
 {
-	for (uint32_t k = 0; k < AT_REF_SLOTS; k++) {
+	for (uint32_t k = 0; k < AT_SLOTS; k++) {
 		if (bpf_map_lookup_elem(d->o.refcalls_fd, &k, d->percpu))
 			return false;
 		out[k] = (struct at_reads){0, 0};
@@ -88,12 +88,12 @@ static bool read_ref(struct at_duty *d, struct at_reads *out)
 static bool read_wcalls(struct at_duty *d, uint32_t id, uint64_t *out)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	uint32_t first = id * AT_REF_SLOTS, prev = first - 1, next, n = AT_REF_SLOTS;
+	uint32_t first = id * AT_SLOTS, prev = first - 1, next, n = AT_SLOTS;
 	int err = bpf_map_lookup_batch(d->o.wcalls_fd, first ? &prev : NULL, &next, d->bkeys,
 				       d->bvals, &n, &opts);
 
-	if ((err && errno != ENOENT) || n != AT_REF_SLOTS || d->bkeys[0] != first) {
-		for (uint32_t k = 0; k < AT_REF_SLOTS; k++) {
+	if ((err && errno != ENOENT) || n != AT_SLOTS || d->bkeys[0] != first) {
+		for (uint32_t k = 0; k < AT_SLOTS; k++) {
 			uint32_t key = first + k;
 
 			if (bpf_map_lookup_elem(d->o.wcalls_fd, &key, d->wpercpu))
@@ -104,7 +104,7 @@ static bool read_wcalls(struct at_duty *d, uint32_t id, uint64_t *out)
 		}
 		return true;
 	}
-	for (uint32_t k = 0; k < AT_REF_SLOTS; k++) {
+	for (uint32_t k = 0; k < AT_SLOTS; k++) {
 		out[k] = 0;
 		for (int i = 0; i < d->ncpus; i++)
 			out[k] += d->bvals[(size_t)k * d->ncpus + i];
@@ -126,9 +126,9 @@ struct at_duty *at_duty_new(const struct at_duty_opts *o)
 		d->ncpus = 1;
 	d->percpu = at_xcalloc((size_t)d->ncpus, sizeof(*d->percpu));
 	d->wpercpu = at_xcalloc((size_t)d->ncpus, sizeof(*d->wpercpu));
-	d->wlast = at_xcalloc(((size_t)o->n + 1) * AT_REF_SLOTS, sizeof(*d->wlast));
-	d->bkeys = at_xcalloc(AT_REF_SLOTS, sizeof(*d->bkeys));
-	d->bvals = at_xcalloc((size_t)AT_REF_SLOTS * d->ncpus, sizeof(*d->bvals));
+	d->wlast = at_xcalloc(((size_t)o->n + 1) * AT_SLOTS, sizeof(*d->wlast));
+	d->bkeys = at_xcalloc(AT_SLOTS, sizeof(*d->bkeys));
+	d->bvals = at_xcalloc((size_t)AT_SLOTS * d->ncpus, sizeof(*d->bvals));
 	return d;
 }
 
@@ -295,7 +295,7 @@ static void end_window(struct at_duty *d, uint64_t now)
 /* The target's socket reads so far, all classes; 0 without the yardstick. */
 static uint64_t total_reads(struct at_duty *d)
 {
-	struct at_reads r[AT_REF_SLOTS];
+	struct at_reads r[AT_SLOTS];
 	uint64_t n = 0;
 
 	if (d->inputs_off || !read_ref(d, r))
@@ -451,10 +451,19 @@ static uint64_t overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t e)
 	return hi > lo ? hi - lo : 0;
 }
 
+static void cls_append(struct at_cls_calls **v, uint32_t *n, size_t *cap, struct at_cls_calls c)
+{
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		*v = at_xrealloc(*v, *cap, sizeof(**v));
+	}
+	(*v)[(*n)++] = c;
+}
+
 void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *win)
 {
-	struct at_reads now[AT_REF_SLOTS];
-	size_t keep = 0, cap = 0;
+	struct at_reads now[AT_SLOTS];
+	size_t keep = 0, cap = 0, wcap = 0;
 
 	if (!d || !d->ndemoted || b <= a)
 		return;
@@ -475,6 +484,16 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 			if (win->wr_on > win->wr_all)
 				win->wr_on = win->wr_all;
 			d->ref_last[AT_BY_TIME] = now[AT_BY_TIME];
+			win->has_wr_cls = true;
+			for (int k = 0; k < AT_READ_CLASSES; k++) {
+				struct at_reads *last = &d->ref_last[AT_WR_CLASS(k)];
+
+				win->wr_cls_all[k] = now[AT_WR_CLASS(k)].all - last->all;
+				win->wr_cls_on[k] = now[AT_WR_CLASS(k)].on - last->on;
+				if (win->wr_cls_on[k] > win->wr_cls_all[k])
+					win->wr_cls_on[k] = win->wr_cls_all[k];
+				*last = now[AT_WR_CLASS(k)];
+			}
 		}
 		win->has_cls = true;
 		if (at_env_flag("ADAPTRACE_DEBUG"))
@@ -484,7 +503,7 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 	win->duty = at_xcalloc(d->ndemoted, sizeof(*win->duty));
 	win->nduty = 0;
 	for (uint32_t id = 0; id < d->o.n; id++) {
-		uint64_t on, from, v[AT_REF_SLOTS];
+		uint64_t on, from, v[AT_SLOTS];
 
 		if (!d->demoted[id])
 			continue;
@@ -498,18 +517,20 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 		win->duty[win->nduty++] = (struct at_duty_on){id, on > b - a ? b - a : on};
 		if (!win->has_cls || !read_wcalls(d, id, v))
 			continue;
-		for (uint32_t k = 0; k < AT_REF_SLOTS; k++) {
-			uint64_t *last = &d->wlast[(size_t)id * AT_REF_SLOTS + k];
+		for (uint32_t k = 0; k < AT_SLOTS; k++) {
+			uint64_t *last = &d->wlast[(size_t)id * AT_SLOTS + k];
 			uint64_t calls = v[k] > *last ? v[k] - *last : 0;
 
 			*last = v[k];
 			if (!calls)
 				continue;
-			if (win->ncls == cap) {
-				cap = cap ? 2 * cap : 64;
-				win->cls = at_xrealloc(win->cls, cap, sizeof(*win->cls));
-			}
-			win->cls[win->ncls++] = (struct at_cls_calls){win->nduty - 1, k, calls};
+			if (k >= AT_REF_SLOTS)
+				cls_append(
+				    &win->wr_cls, &win->nwr_cls, &wcap,
+				    (struct at_cls_calls){win->nduty - 1, k - AT_REF_SLOTS, calls});
+			else
+				cls_append(&win->cls, &win->ncls, &cap,
+					   (struct at_cls_calls){win->nduty - 1, k, calls});
 		}
 	}
 	/* Spans that ended before b cannot overlap a later interval. */

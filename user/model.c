@@ -69,13 +69,17 @@ static double poisson_floor(double est, double var, double seen)
 	return var > 0 ? var : est * est / fmax(seen, 1);
 }
 
+static double class_estimate(const struct at_strata *cls, double *var);
+
 /*
- * The estimate against socket writes, and its variance from the spread of
- * calls per write between the strata; false with fewer than 2 strata, or
- * fewer than 3 calls seen while windows were open (no spread to go by: a
- * function the windows caught twice, both times in the same ratio, would
- * get a zero-width interval and win over the reads).
+ * The estimate against socket writes, per class of the writing thread's
+ * latest read when every interval recorded them, and its variance from
+ * the spread of calls per write between the strata; false with fewer than
+ * 2 strata, or fewer than 3 calls seen while windows were open (no spread
+ * to go by: a function the windows caught twice, both times in the same
+ * ratio, would get a zero-width interval and win over the reads).
  */
+
 static bool writes_estimate(const struct at_duty_est *d, double *est, double *var)
 {
 	const struct at_strata *w = &d->wr;
@@ -87,6 +91,18 @@ static bool writes_estimate(const struct at_duty_est *d, double *est, double *va
 	s2 = strata_spread(w);
 	*est = w->est + fmax(w->rest_calls, q * w->rest_all);
 	*var = poisson_floor(*est, s2 * w->rr + s2 * w->rest_all * w->rest_all / w->on, w->calls);
+	if (d->nwr_cls == d->nwr) {
+		/*
+		 * Class by class, as the reads, so that the windows' mix of
+		 * kinds stops mattering. Its spread stays that of all the
+		 * strata: a window that closes before its turn's writes
+		 * makes one class's ratio look steadier than it is.
+		 */
+		double cvar, rel = *var / (*est * *est);
+
+		*est = class_estimate(d->wr_cls, &cvar);
+		*var = fmax(poisson_floor(*est, cvar, w->calls), rel * *est * *est);
+	}
 	return true;
 }
 
@@ -125,6 +141,12 @@ void at_profile_add_duty(struct at_func_profile *p, const struct at_duty_obs *o)
 			d->nwr++;
 			strata_add(&d->wr, (double)o->cls_calls[AT_BY_TIME], (double)o->wr_all,
 				   (double)o->wr_on);
+		}
+		if (o->has_writes && o->wr_cls_all) {
+			d->nwr_cls++;
+			for (int k = 0; k < AT_READ_CLASSES; k++)
+				strata_add(&d->wr_cls[k], (double)o->cls_calls[AT_WR_CLASS(k)],
+					   (double)o->wr_cls_all[k], (double)o->wr_cls_on[k]);
 		}
 		return;
 	}
@@ -183,13 +205,13 @@ static double half_width(uint64_t calls, double den, uint32_t n, double sum, dou
  * too few of the class). *var gets the estimate's Poisson variance, with
  * the rule of three for a class in whose strata the function never ran.
  */
-static double class_estimate(const struct at_duty_est *d, double *var)
+static double class_estimate(const struct at_strata *cls, double *var)
 {
 	double all_c = 0, all_r = 0, est = 0;
 
 	*var = 0;
 	for (int k = 0; k < AT_READ_CLASSES; k++) {
-		const struct at_strata *s = &d->cls[k];
+		const struct at_strata *s = &cls[k];
 
 		est += s->est;
 		all_c += s->calls + s->rest_calls;
@@ -206,7 +228,7 @@ static double class_estimate(const struct at_duty_est *d, double *var)
 			*var += s->poisson;
 	}
 	for (int k = 0; k < AT_READ_CLASSES; k++) {
-		const struct at_strata *s = &d->cls[k];
+		const struct at_strata *s = &cls[k];
 		double c = s->calls + s->rest_calls, r = s->on + s->rest_on;
 
 		if (!s->rest_all && !s->rest_calls)
@@ -278,7 +300,7 @@ void at_profile_estimate(struct at_func_profile *p)
 		 */
 		double var, pool, rest, west, wvar;
 
-		est = class_estimate(d, &var);
+		est = class_estimate(d->cls, &var);
 		var = poisson_floor(est, var, (double)d->calls);
 		/*
 		 * Work a server defers to the end of a turn of its event loop

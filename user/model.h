@@ -127,6 +127,15 @@ struct at_window {
 	uint64_t wr_all, wr_on;
 	uint32_t ncls;
 	struct at_cls_calls *cls;
+	/*
+	 * The writes per class of the writing thread's latest read, and the
+	 * duty functions' calls while a window was open per that class
+	 * (has_wr_cls false: not recorded). wr_cls[] ascends like cls[].
+	 */
+	bool has_wr_cls;
+	uint64_t wr_cls_all[AT_READ_CLASSES], wr_cls_on[AT_READ_CLASSES];
+	uint32_t nwr_cls;
+	struct at_cls_calls *wr_cls;
 };
 
 struct at_end {
@@ -235,6 +244,9 @@ struct at_duty_est {
 	 */
 	uint32_t ncls_win, nwr;
 	struct at_strata cls[AT_READ_CLASSES], wr;
+	/* The same against the writes per class of the thread's latest read. */
+	uint32_t nwr_cls;
+	struct at_strata wr_cls[AT_READ_CLASSES];
 };
 
 /* What one interval's windows saw of a duty-cycled function. */
@@ -244,11 +256,14 @@ struct at_duty_obs {
 	uint64_t ref_on, ref_all; /* socket reads in the windows, in the interval */
 	/* Per read size class: reads in the interval and in its windows, and
 	 * the window calls after them; NULL when not recorded. cls_calls has
-	 * one more slot, AT_BY_TIME: the calls while the windows were open. */
+	 * AT_SLOTS slots: then AT_BY_TIME, the calls while the windows were
+	 * open, and AT_WR_CLASS(k), those by the class of the latest read. */
 	const uint64_t *cls_all, *cls_on, *cls_calls;
 	/* Socket writes in the interval and in its windows, when recorded. */
 	bool has_writes;
 	uint64_t wr_all, wr_on;
+	/* The same per class of the writing thread's latest read; NULL when not recorded. */
+	const uint64_t *wr_cls_all, *wr_cls_on;
 };
 
 /* Socket reads an interval's windows must see for a ratio of its own. */

@@ -579,7 +579,7 @@ static int load_programs(struct recorder *r)
 				  bpf_program__autoload(s->progs.duty_inputs) &&
 				      at_has_sock_send_tp());
 	if (bpf_program__autoload(s->progs.duty_inputs))
-		bpf_map__set_max_entries(s->maps.wcalls, (n + 1) * AT_REF_SLOTS);
+		bpf_map__set_max_entries(s->maps.wcalls, (n + 1) * AT_SLOTS);
 	if (want_duty(r->o))
 		bpf_program__set_expected_attach_type(s->progs.coarse_session,
 						      AT_BPF_TRACE_UPROBE_SESSION);

@@ -25,7 +25,7 @@ void at_profile_set_init(struct at_profile_set *ps, const struct at_trace *t)
 
 void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window *w)
 {
-	uint32_t j = 0, c = 0;
+	uint32_t j = 0, c = 0, wc = 0;
 
 	for (uint32_t i = 0; i < w->n; i++)
 		if (w->e[i].id < ps->t->nsyms)
@@ -40,7 +40,7 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 		if (j < w->n && w->e[j].id == id)
 			calls = w->e[j].c.calls;
 		if (id < ps->t->nsyms) {
-			uint64_t cc[AT_REF_SLOTS] = {0};
+			uint64_t cc[AT_SLOTS] = {0};
 			struct at_duty_obs o = {
 			    .calls = calls,
 			    .on_ns = w->duty[k].on_ns,
@@ -52,6 +52,9 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 			for (; c < w->ncls && w->cls[c].k <= k; c++)
 				if (w->cls[c].k == k)
 					cc[w->cls[c].cls] = w->cls[c].calls;
+			for (; wc < w->nwr_cls && w->wr_cls[wc].k <= k; wc++)
+				if (w->wr_cls[wc].k == k)
+					cc[AT_WR_CLASS(w->wr_cls[wc].cls)] = w->wr_cls[wc].calls;
 			if (w->has_cls) {
 				o.cls_all = w->cls_all;
 				o.cls_on = w->cls_on;
@@ -59,6 +62,10 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 				o.has_writes = w->has_writes;
 				o.wr_all = w->wr_all;
 				o.wr_on = w->wr_on;
+				if (w->has_wr_cls) {
+					o.wr_cls_all = w->wr_cls_all;
+					o.wr_cls_on = w->wr_cls_on;
+				}
 			}
 			at_profile_add_duty(&ps->p[id], &o);
 		}

@@ -230,5 +230,6 @@ void at_window_clear(struct at_window *win)
 	free(win->e);
 	free(win->duty);
 	free(win->cls);
+	free(win->wr_cls);
 	memset(win, 0, sizeof(*win));
 }

@@ -39,6 +39,11 @@
  *           uv n {uv duty index, uv class, uv window_calls} (class 16:
  *           calls while the window was open) (follows that DUTY, entries
  *           ascending; files without it have no classes)
+ *   WRITES  uv start_ns, uv end_ns, 16 x {uv writes, uv window_writes} per
+ *           class of the writing thread's latest read, uv n {uv duty index,
+ *           uv class, uv window_calls} (calls while the window was open, by
+ *           the class of the thread's latest read) (follows that READS,
+ *           entries ascending; files without it have writes unclassed)
  *
  * Order: HEADER first, then SYMBOLS and WINDOW chunks, END last; unknown
  * chunk types are skipped wherever they appear.
@@ -123,6 +128,8 @@ static const char *chunk_name(uint32_t type, char *buf, size_t len)
 		return "duty";
 	case AT_CHUNK_READS:
 		return "reads";
+	case AT_CHUNK_WRITES:
+		return "writes";
 	}
 	snprintf(buf, len, "type-%u", type);
 	return buf;
@@ -470,6 +477,27 @@ int at_writer_symbols(struct at_writer *w, const struct at_symbol *syms, size_t 
 	return 0;
 }
 
+/* Class entries: ascending by duty index, then class; classes up to max_cls. */
+static int put_cls_calls(struct at_writer *w, const struct at_cls_calls *cls, uint32_t n,
+			 uint32_t max_cls, uint32_t nduty)
+{
+	struct buf *b = &w->raw;
+
+	put_uv(b, n);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct at_cls_calls *c = &cls[i];
+
+		if (c->k >= nduty || c->cls > max_cls ||
+		    (i &&
+		     (c->k < cls[i - 1].k || (c->k == cls[i - 1].k && c->cls <= cls[i - 1].cls))))
+			return werr(w, "%s: bad read class entry", w->path);
+		put_uv(b, c->k);
+		put_uv(b, c->cls);
+		put_uv(b, c->calls);
+	}
+	return 0;
+}
+
 /* Ids ascend, so each is stored as the gap from the one before. */
 static int write_duty(struct at_writer *w, const struct at_window *win)
 {
@@ -514,19 +542,25 @@ static int write_duty(struct at_writer *w, const struct at_window *win)
 		put_uv(b, win->wr_all);
 		put_uv(b, win->wr_on);
 	}
-	put_uv(b, win->ncls);
-	for (uint32_t i = 0; i < win->ncls; i++) {
-		const struct at_cls_calls *c = &win->cls[i];
-
-		if (c->k >= win->nduty || c->cls > AT_BY_TIME ||
-		    (i && (c->k < win->cls[i - 1].k ||
-			   (c->k == win->cls[i - 1].k && c->cls <= win->cls[i - 1].cls))))
-			return werr(w, "%s: bad read class entry", w->path);
-		put_uv(b, c->k);
-		put_uv(b, c->cls);
-		put_uv(b, c->calls);
+	if (put_cls_calls(w, win->cls, win->ncls, AT_BY_TIME, win->nduty) < 0 ||
+	    write_chunk(w, AT_CHUNK_READS, b->p, b->len) < 0)
+		return -1;
+	if (!win->has_wr_cls)
+		return 0;
+	if (!win->has_writes)
+		return werr(w, "%s: writes by class without writes", w->path);
+	b->len = 0;
+	put_uv(b, win->start_ns);
+	put_uv(b, win->end_ns);
+	for (int k = 0; k < AT_READ_CLASSES; k++) {
+		if (win->wr_cls_on[k] > win->wr_cls_all[k])
+			return werr(w, "%s: more window writes than writes", w->path);
+		put_uv(b, win->wr_cls_all[k]);
+		put_uv(b, win->wr_cls_on[k]);
 	}
-	return write_chunk(w, AT_CHUNK_READS, b->p, b->len);
+	if (put_cls_calls(w, win->wr_cls, win->nwr_cls, AT_READ_CLASSES - 1, win->nduty) < 0)
+		return -1;
+	return write_chunk(w, AT_CHUNK_WRITES, b->p, b->len);
 }
 
 int at_writer_window(struct at_writer *w, const struct at_window *win)
@@ -702,7 +736,7 @@ int at_writer_chunk(struct at_writer *w, uint32_t type, const void *raw, size_t 
 	if (wcheck(w, "extension", true) < 0)
 		return -1;
 	if (type <= AT_CHUNK_USDT || (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS) ||
-	    type == AT_CHUNK_DUTY || type == AT_CHUNK_READS)
+	    type == AT_CHUNK_DUTY || type == AT_CHUNK_READS || type == AT_CHUNK_WRITES)
 		return werr(w, "%s: chunk type %u is reserved", w->path, type);
 	return write_chunk(w, type, raw, len);
 }
@@ -948,6 +982,10 @@ static void free_window(struct at_window *w)
 	w->ncls = 0;
 	w->has_cls = false;
 	w->has_writes = false;
+	free(w->wr_cls);
+	w->wr_cls = NULL;
+	w->nwr_cls = 0;
+	w->has_wr_cls = false;
 }
 
 static bool dec_entry(struct parse *ps, struct cur *c, struct at_window_entry *e)
@@ -1082,12 +1120,75 @@ bad:
 }
 
 /* The reads per size class of the window just read, after its duty list. */
+/* Class entries, ascending by duty index, then class (at most max_cls). */
+static bool get_cls_calls(struct cur *c, struct at_cls_calls **out, uint32_t *nout,
+			  uint32_t max_cls, uint32_t nduty)
+{
+	struct at_cls_calls *v;
+	uint64_t k, cls, calls;
+	size_t n;
+
+	if (!get_count(c, &n, 3, "class entries"))
+		return false;
+	if (n > (size_t)nduty * (max_cls + 1))
+		return cfail(c, "%zu class entries for %u duty functions", n, nduty);
+	v = n ? at_xcalloc(n, sizeof(*v)) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!get_uv(c, &k, "duty index") || !get_uv(c, &cls, "read class") ||
+		    !get_uv(c, &calls, "class calls"))
+			goto bad;
+		if (k >= nduty || cls > max_cls ||
+		    (i && (k < v[i - 1].k || (k == v[i - 1].k && cls <= v[i - 1].cls)))) {
+			cfail(c, "read class entry out of order or range");
+			goto bad;
+		}
+		v[i] = (struct at_cls_calls){(uint32_t)k, (uint32_t)cls, calls};
+	}
+	*out = v;
+	*nout = (uint32_t)n;
+	return true;
+bad:
+	free(v);
+	return false;
+}
+
+/* Writes per read class of the interval that READS just described. */
+static bool dec_writes(struct parse *ps, struct cur *c)
+{
+	struct at_trace *t = ps->t;
+	struct at_window *w = t->nwins ? &t->wins[t->nwins - 1] : NULL;
+	uint64_t start, end;
+
+	if (!get_uv(c, &start, "start time") || !get_uv(c, &end, "end time"))
+		return false;
+	if (!w || w->start_ns != start || w->end_ns != end || !w->has_cls || !w->has_writes)
+		return cfail(c, "no reads record with writes for this interval");
+	if (w->has_wr_cls)
+		return cfail(c, "second writes record for one window");
+	for (int i = 0; i < AT_READ_CLASSES; i++) {
+		if (!get_uv(c, &w->wr_cls_all[i], "class writes") ||
+		    !get_uv(c, &w->wr_cls_on[i], "class window writes"))
+			goto bad;
+		if (w->wr_cls_on[i] > w->wr_cls_all[i]) {
+			cfail(c, "more window writes than writes in class %d", i);
+			goto bad;
+		}
+	}
+	if (!get_cls_calls(c, &w->wr_cls, &w->nwr_cls, AT_READ_CLASSES - 1, w->nduty))
+		goto bad;
+	w->has_wr_cls = true;
+	return true;
+bad:
+	memset(w->wr_cls_all, 0, sizeof(w->wr_cls_all));
+	memset(w->wr_cls_on, 0, sizeof(w->wr_cls_on));
+	return false;
+}
+
 static bool dec_reads(struct parse *ps, struct cur *c)
 {
 	struct at_trace *t = ps->t;
 	struct at_window *w = t->nwins ? &t->wins[t->nwins - 1] : NULL;
-	uint64_t start, end, k, cls, calls, all = 0, on = 0, has;
-	size_t n;
+	uint64_t start, end, all = 0, on = 0, has;
 
 	if (!get_uv(c, &start, "start time") || !get_uv(c, &end, "end time"))
 		return false;
@@ -1123,26 +1224,8 @@ static bool dec_reads(struct parse *ps, struct cur *c)
 		goto bad;
 	}
 	w->has_writes = has;
-	if (!get_count(c, &n, 3, "class entries"))
+	if (!get_cls_calls(c, &w->cls, &w->ncls, AT_BY_TIME, w->nduty))
 		goto bad;
-	if (n > (size_t)w->nduty * AT_REF_SLOTS) {
-		cfail(c, "%zu class entries for %u duty functions", n, w->nduty);
-		goto bad;
-	}
-	w->cls = n ? at_xcalloc(n, sizeof(*w->cls)) : NULL;
-	for (size_t i = 0; i < n; i++) {
-		if (!get_uv(c, &k, "duty index") || !get_uv(c, &cls, "read class") ||
-		    !get_uv(c, &calls, "class calls"))
-			goto bad;
-		if (k >= w->nduty || cls > AT_BY_TIME ||
-		    (i &&
-		     (k < w->cls[i - 1].k || (k == w->cls[i - 1].k && cls <= w->cls[i - 1].cls)))) {
-			cfail(c, "read class entry out of order or range");
-			goto bad;
-		}
-		w->cls[i] = (struct at_cls_calls){(uint32_t)k, (uint32_t)cls, calls};
-		w->ncls = (uint32_t)i + 1;
-	}
 	w->has_cls = true;
 	return true;
 bad:
@@ -1382,7 +1465,7 @@ static bool known_chunk(uint32_t type)
 {
 	return (type >= AT_CHUNK_HEADER && type <= AT_CHUNK_USDT) ||
 	       (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS) || type == AT_CHUNK_DUTY ||
-	       type == AT_CHUNK_READS;
+	       type == AT_CHUNK_READS || type == AT_CHUNK_WRITES;
 }
 
 /* Inflate exactly raw bytes out of comp bytes, no more, no less. */
@@ -1602,6 +1685,9 @@ int at_trace_parse(const void *data, size_t len, struct at_trace *t, bool salvag
 			break;
 		case AT_CHUNK_READS:
 			ok = dec_reads(&ps, &c);
+			break;
+		case AT_CHUNK_WRITES:
+			ok = dec_writes(&ps, &c);
 			break;
 		default:
 			ok = dec_end(&ps, &c);

@@ -27,6 +27,7 @@ enum at_chunk_type {
 	AT_CHUNK_USDT = 5,    /* kind, provider, probe and key of USDT rows */
 	AT_CHUNK_DUTY = 30,   /* the window before it: functions probed part of it */
 	AT_CHUNK_READS = 31,  /* the window before it: its socket reads' bytes */
+	AT_CHUNK_WRITES = 32, /* the window before it: its socket writes by read class */
 			      /*
 			       * Readers skip types they do not know. Reserved ranges, one per
 			       * concern: 5-9 USDT, 10-19 detail phase (events, selection log,

@@ -150,7 +150,12 @@ static bool same_window(const struct at_window *a, const struct at_window *b)
 	    a->has_cls != b->has_cls || a->ncls != b->ncls ||
 	    memcmp(a->cls_all, b->cls_all, sizeof(a->cls_all)) ||
 	    memcmp(a->cls_on, b->cls_on, sizeof(a->cls_on)) ||
-	    (a->ncls && memcmp(a->cls, b->cls, a->ncls * sizeof(*a->cls))))
+	    (a->ncls && memcmp(a->cls, b->cls, a->ncls * sizeof(*a->cls))) ||
+	    a->has_writes != b->has_writes || a->wr_all != b->wr_all || a->wr_on != b->wr_on ||
+	    a->has_wr_cls != b->has_wr_cls || a->nwr_cls != b->nwr_cls ||
+	    memcmp(a->wr_cls_all, b->wr_cls_all, sizeof(a->wr_cls_all)) ||
+	    memcmp(a->wr_cls_on, b->wr_cls_on, sizeof(a->wr_cls_on)) ||
+	    (a->nwr_cls && memcmp(a->wr_cls, b->wr_cls, a->nwr_cls * sizeof(*a->wr_cls))))
 		return false;
 	for (uint32_t i = 0; i < a->nduty; i++)
 		if (a->duty[i].id != b->duty[i].id || a->duty[i].on_ns != b->duty[i].on_ns)
@@ -822,8 +827,9 @@ static void test_duty_writes_sparse(void)
 	for (int i = 0; i < 8; i++) {
 		uint64_t all[AT_READ_CLASSES] = {0}, on[AT_READ_CLASSES] = {0};
 		uint64_t calls[AT_REF_SLOTS] = {0};
-		struct at_duty_obs o = {i % 2 ? 22 : 18, 10000000, 1000000000, 20, 1000, all, on,
-					calls, true, 1000, i == 7 ? 1 : 20};
+		struct at_duty_obs o = {
+		    i % 2 ? 22 : 18, 10000000, 1000000000, 20, 1000, all, on, calls, true, 1000,
+		    i == 7 ? 1 : 20};
 
 		all[3] = 1000;
 		on[3] = 20;
@@ -836,6 +842,63 @@ static void test_duty_writes_sparse(void)
 	at_profile_estimate(&q);
 	check(q.estimated && !q.by_writes && q.c.calls == 8000,
 	      "duty writes: a writes ratio with no calls to spread does not win (8000)");
+}
+
+/*
+ * Writes per class of the writing thread's latest read. A reply path runs
+ * twice per write after class-3 requests and never after class-7 ones;
+ * intervals 0-3 see only class 3, 5-7 only class 7, and interval 4 both,
+ * its window open only while class 7 was sent (class 3's 500 writes there
+ * went unwatched). Unclassed, interval 4's writes all take its window's
+ * ratio, 0: 8000 of 9000. By class they take class 3's ratio: 9000. The
+ * reads (the calls came after a window read only once) lose to the writes.
+ */
+static void test_duty_writes_by_class(void)
+{
+	struct at_func_profile by_cls = {0}, unclassed = {0};
+	struct at_window_entry e = {0};
+
+	for (int i = 0; i < 8; i++) {
+		uint64_t all[AT_READ_CLASSES] = {0}, on[AT_READ_CLASSES] = {0};
+		uint64_t wall[AT_READ_CLASSES] = {0}, won[AT_READ_CLASSES] = {0};
+		uint64_t calls[AT_SLOTS] = {0};
+		int cls = i < 4 ? 3 : 7;
+		uint64_t c = i < 4 ? 40 : 0;
+		struct at_duty_obs o = {.calls = c,
+					.on_ns = 10000000,
+					.len_ns = 1000000000,
+					.ref_on = 20,
+					.ref_all = 1000,
+					.cls_all = all,
+					.cls_on = on,
+					.cls_calls = calls,
+					.has_writes = true,
+					.wr_all = 1000,
+					.wr_on = 20};
+
+		all[cls] = wall[cls] = 1000;
+		on[cls] = won[cls] = 20;
+		if (i == 4) {
+			all[3] = wall[3] = all[7] = wall[7] = 500;
+		}
+		calls[3] = i == 1 ? c * 4 : 0;
+		calls[AT_BY_TIME] = c;
+		calls[AT_WR_CLASS(cls)] = c;
+		e.c.calls = e.c.returns = c;
+		at_profile_add(&unclassed, &e);
+		at_profile_add_duty(&unclassed, &o);
+		o.wr_cls_all = wall;
+		o.wr_cls_on = won;
+		at_profile_add(&by_cls, &e);
+		at_profile_add_duty(&by_cls, &o);
+	}
+	at_profile_estimate(&by_cls);
+	at_profile_estimate(&unclassed);
+	check(by_cls.estimated && by_cls.by_writes && by_cls.c.calls == 9000 &&
+		  by_cls.calls_lo <= 9000 && by_cls.calls_hi >= 9000,
+	      "duty writes by class: unwatched writes take their class's ratio (9000)");
+	check(unclassed.estimated && unclassed.by_writes && unclassed.c.calls == 8000,
+	      "duty writes by class: without classes (older files) the interval's ratio (8000)");
 }
 
 /* Duty lists the writer refuses, and the estimate a report makes of them. */
@@ -881,6 +944,38 @@ static void test_duty(void)
 			  t.nwins == 1 && same_window(&t.wins[0], &good) && t.nunknown == 0,
 		      "duty: round trip");
 		at_trace_free(&t);
+
+		/* With writes, unclassed and per class of the latest read. */
+		struct at_cls_calls wcls[] = {{0, 3, 9}, {1, 3, 1}, {1, 12, 30}};
+
+		good.has_writes = true;
+		good.wr_all = 950;
+		good.wr_on = 95;
+		good.has_wr_cls = true;
+		good.wr_cls_all[3] = 480;
+		good.wr_cls_on[3] = 41;
+		good.wr_cls_all[12] = 400;
+		good.wr_cls_on[12] = 50;
+		good.nwr_cls = 3;
+		good.wr_cls = wcls;
+		wr = at_writer_open(tpath("duty3"), err, sizeof(err));
+		check(wr && at_writer_header(wr, kv, 5, bins, 2) == 0 &&
+			  at_writer_symbols(wr, syms, NSYMS) == 0 &&
+			  at_writer_window(wr, &good) == 0 && at_writer_close(wr) == 0,
+		      "duty: a window with writes by read class is written");
+		check(at_trace_read(tpath("duty3"), &t, false, err, sizeof(err)) == 0 &&
+			  t.nwins == 1 && same_window(&t.wins[0], &good) && t.nunknown == 0,
+		      "duty: writes by read class round trip");
+		at_trace_free(&t);
+
+		good.wr_cls_on[12] = 401;
+		wr = at_writer_open(tpath("duty4"), err, sizeof(err));
+		check(wr && at_writer_header(wr, kv, 5, bins, 2) == 0 &&
+			  at_writer_symbols(wr, syms, NSYMS) == 0 &&
+			  at_writer_window(wr, &good) == -1 &&
+			  strstr(at_writer_error(wr), "more window writes"),
+		      "duty: more window writes than writes in a class refused");
+		at_writer_close(wr);
 	}
 
 	/* 10 s, one exact second with 100 calls, then 9 s probed 10 % with 10/s each. */
@@ -964,6 +1059,7 @@ int main(int argc, char **argv)
 	test_duty_classes();
 	test_duty_writes();
 	test_duty_writes_sparse();
+	test_duty_writes_by_class();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "# could not remove %s\n", tmpdir);
