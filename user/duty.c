@@ -65,10 +65,10 @@ struct at_duty {
 	uint64_t *bvals;
 };
 
-/* The target's socket reads so far per size class, all CPUs; false on error. */
-static bool read_ref(struct at_duty *d, struct at_reads *out)
+/* refcalls' first n slots so far (reads per size class, then writes), all CPUs; false on error. */
+static bool read_ref(struct at_duty *d, struct at_reads *out, uint32_t n)
 {
-	for (uint32_t k = 0; k < AT_SLOTS; k++) {
+	for (uint32_t k = 0; k < n; k++) {
 		if (bpf_map_lookup_elem(d->o.refcalls_fd, &k, d->percpu))
 			return false;
 		out[k] = (struct at_reads){0, 0};
@@ -295,10 +295,10 @@ static void end_window(struct at_duty *d, uint64_t now)
 /* The target's socket reads so far, all classes; 0 without the yardstick. */
 static uint64_t total_reads(struct at_duty *d)
 {
-	struct at_reads r[AT_SLOTS];
+	struct at_reads r[AT_READ_CLASSES];
 	uint64_t n = 0;
 
-	if (d->inputs_off || !read_ref(d, r))
+	if (d->inputs_off || !read_ref(d, r, AT_READ_CLASSES))
 		return 0;
 	for (int k = 0; k < AT_READ_CLASSES; k++)
 		n += r[k].all;
@@ -374,7 +374,7 @@ int at_duty_demote(struct at_duty *d, const bool *demote, double frac, struct at
 			d->inputs = bpf_program__attach(d->o.inputs);
 		if (d->inputs && d->o.outputs)
 			d->outputs = bpf_program__attach(d->o.outputs);
-		if (!d->inputs || !read_ref(d, d->ref_last))
+		if (!d->inputs || !read_ref(d, d->ref_last, AT_SLOTS))
 			d->inputs_off = true;
 	}
 	{
@@ -451,6 +451,17 @@ static uint64_t overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t e)
 	return hi > lo ? hi - lo : 0;
 }
 
+/* Slot k's counts since the last interval, the window's at most all of them. */
+static void since_last(struct at_duty *d, const struct at_reads *now, uint32_t k, uint64_t *all,
+		       uint64_t *on)
+{
+	*all = now[k].all - d->ref_last[k].all;
+	*on = now[k].on - d->ref_last[k].on;
+	if (*on > *all)
+		*on = *all;
+	d->ref_last[k] = now[k];
+}
+
 static void cls_append(struct at_cls_calls **v, uint32_t *n, size_t *cap, struct at_cls_calls c)
 {
 	if (*n == *cap) {
@@ -467,33 +478,19 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 
 	if (!d || !d->ndemoted || b <= a)
 		return;
-	if (!d->inputs_off && read_ref(d, now)) {
-		for (int k = 0; k < AT_READ_CLASSES; k++) {
-			win->cls_all[k] = now[k].all - d->ref_last[k].all;
-			win->cls_on[k] = now[k].on - d->ref_last[k].on;
-			if (win->cls_on[k] > win->cls_all[k])
-				win->cls_on[k] = win->cls_all[k];
+	if (!d->inputs_off && read_ref(d, now, d->outputs ? AT_SLOTS : AT_READ_CLASSES)) {
+		for (uint32_t k = 0; k < AT_READ_CLASSES; k++) {
+			since_last(d, now, k, &win->cls_all[k], &win->cls_on[k]);
 			win->ref_all += win->cls_all[k];
 			win->ref_on += win->cls_on[k];
-			d->ref_last[k] = now[k];
 		}
 		if (d->outputs) {
 			win->has_writes = true;
-			win->wr_all = now[AT_BY_TIME].all - d->ref_last[AT_BY_TIME].all;
-			win->wr_on = now[AT_BY_TIME].on - d->ref_last[AT_BY_TIME].on;
-			if (win->wr_on > win->wr_all)
-				win->wr_on = win->wr_all;
-			d->ref_last[AT_BY_TIME] = now[AT_BY_TIME];
+			since_last(d, now, AT_BY_TIME, &win->wr_all, &win->wr_on);
 			win->has_wr_cls = true;
-			for (int k = 0; k < AT_READ_CLASSES; k++) {
-				struct at_reads *last = &d->ref_last[AT_WR_CLASS(k)];
-
-				win->wr_cls_all[k] = now[AT_WR_CLASS(k)].all - last->all;
-				win->wr_cls_on[k] = now[AT_WR_CLASS(k)].on - last->on;
-				if (win->wr_cls_on[k] > win->wr_cls_all[k])
-					win->wr_cls_on[k] = win->wr_cls_all[k];
-				*last = now[AT_WR_CLASS(k)];
-			}
+			for (uint32_t k = 0; k < AT_READ_CLASSES; k++)
+				since_last(d, now, AT_WR_CLASS(k), &win->wr_cls_all[k],
+					   &win->wr_cls_on[k]);
 		}
 		win->has_cls = true;
 		if (at_env_flag("ADAPTRACE_DEBUG"))

@@ -79,7 +79,6 @@ static double class_estimate(const struct at_strata *cls, double *var);
  * to go by: a function the windows caught twice, both times in the same
  * ratio, would get a zero-width interval and win over the reads).
  */
-
 static bool writes_estimate(const struct at_duty_est *d, double *est, double *var)
 {
 	const struct at_strata *w = &d->wr;
@@ -98,7 +97,7 @@ static bool writes_estimate(const struct at_duty_est *d, double *est, double *va
 		 * strata: a window that closes before its turn's writes
 		 * makes one class's ratio look steadier than it is.
 		 */
-		double cvar, rel = *var / (*est * *est);
+		double cvar, rel = *est > 0 ? *var / (*est * *est) : 0;
 
 		*est = class_estimate(d->wr_cls, &cvar);
 		*var = fmax(poisson_floor(*est, cvar, w->calls), rel * *est * *est);

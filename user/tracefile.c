@@ -477,6 +477,19 @@ int at_writer_symbols(struct at_writer *w, const struct at_symbol *syms, size_t 
 	return 0;
 }
 
+/* Per class: the interval's reads (or writes) and those in its windows. */
+static int put_class_pairs(struct at_writer *w, const uint64_t *all, const uint64_t *on,
+			   const char *what)
+{
+	for (int k = 0; k < AT_READ_CLASSES; k++) {
+		if (on[k] > all[k])
+			return werr(w, "%s: more window %s than %s", w->path, what, what);
+		put_uv(&w->raw, all[k]);
+		put_uv(&w->raw, on[k]);
+	}
+	return 0;
+}
+
 /* Class entries: ascending by duty index, then class; classes up to max_cls. */
 static int put_cls_calls(struct at_writer *w, const struct at_cls_calls *cls, uint32_t n,
 			 uint32_t max_cls, uint32_t nduty)
@@ -529,12 +542,8 @@ static int write_duty(struct at_writer *w, const struct at_window *win)
 	b->len = 0;
 	put_uv(b, win->start_ns);
 	put_uv(b, win->end_ns);
-	for (int k = 0; k < AT_READ_CLASSES; k++) {
-		if (win->cls_on[k] > win->cls_all[k])
-			return werr(w, "%s: more window reads than reads", w->path);
-		put_uv(b, win->cls_all[k]);
-		put_uv(b, win->cls_on[k]);
-	}
+	if (put_class_pairs(w, win->cls_all, win->cls_on, "reads") < 0)
+		return -1;
 	if (win->wr_on > win->wr_all)
 		return werr(w, "%s: more window writes than writes", w->path);
 	put_uv(b, win->has_writes);
@@ -552,12 +561,8 @@ static int write_duty(struct at_writer *w, const struct at_window *win)
 	b->len = 0;
 	put_uv(b, win->start_ns);
 	put_uv(b, win->end_ns);
-	for (int k = 0; k < AT_READ_CLASSES; k++) {
-		if (win->wr_cls_on[k] > win->wr_cls_all[k])
-			return werr(w, "%s: more window writes than writes", w->path);
-		put_uv(b, win->wr_cls_all[k]);
-		put_uv(b, win->wr_cls_on[k]);
-	}
+	if (put_class_pairs(w, win->wr_cls_all, win->wr_cls_on, "writes") < 0)
+		return -1;
 	if (put_cls_calls(w, win->wr_cls, win->nwr_cls, AT_READ_CLASSES - 1, win->nduty) < 0)
 		return -1;
 	return write_chunk(w, AT_CHUNK_WRITES, b->p, b->len);
@@ -1119,7 +1124,22 @@ bad:
 	return false;
 }
 
-/* The reads per size class of the window just read, after its duty list. */
+/* Per class: the interval's reads (or writes) and those in its windows. */
+static bool get_class_pairs(struct cur *c, uint64_t *all, uint64_t *on, const char *what)
+{
+	char a[32], o[32];
+
+	snprintf(a, sizeof(a), "class %s", what);
+	snprintf(o, sizeof(o), "class window %s", what);
+	for (int i = 0; i < AT_READ_CLASSES; i++) {
+		if (!get_uv(c, &all[i], a) || !get_uv(c, &on[i], o))
+			return false;
+		if (on[i] > all[i])
+			return cfail(c, "more window %s than %s in class %d", what, what, i);
+	}
+	return true;
+}
+
 /* Class entries, ascending by duty index, then class (at most max_cls). */
 static bool get_cls_calls(struct cur *c, struct at_cls_calls **out, uint32_t *nout,
 			  uint32_t max_cls, uint32_t nduty)
@@ -1165,16 +1185,8 @@ static bool dec_writes(struct parse *ps, struct cur *c)
 		return cfail(c, "no reads record with writes for this interval");
 	if (w->has_wr_cls)
 		return cfail(c, "second writes record for one window");
-	for (int i = 0; i < AT_READ_CLASSES; i++) {
-		if (!get_uv(c, &w->wr_cls_all[i], "class writes") ||
-		    !get_uv(c, &w->wr_cls_on[i], "class window writes"))
-			goto bad;
-		if (w->wr_cls_on[i] > w->wr_cls_all[i]) {
-			cfail(c, "more window writes than writes in class %d", i);
-			goto bad;
-		}
-	}
-	if (!get_cls_calls(c, &w->wr_cls, &w->nwr_cls, AT_READ_CLASSES - 1, w->nduty))
+	if (!get_class_pairs(c, w->wr_cls_all, w->wr_cls_on, "writes") ||
+	    !get_cls_calls(c, &w->wr_cls, &w->nwr_cls, AT_READ_CLASSES - 1, w->nduty))
 		goto bad;
 	w->has_wr_cls = true;
 	return true;
@@ -1184,6 +1196,7 @@ bad:
 	return false;
 }
 
+/* The reads per size class of the window just read, after its duty list. */
 static bool dec_reads(struct parse *ps, struct cur *c)
 {
 	struct at_trace *t = ps->t;
@@ -1196,14 +1209,9 @@ static bool dec_reads(struct parse *ps, struct cur *c)
 		return cfail(c, "no duty list for this interval");
 	if (w->has_cls)
 		return cfail(c, "second reads record for one window");
+	if (!get_class_pairs(c, w->cls_all, w->cls_on, "reads"))
+		goto bad;
 	for (int i = 0; i < AT_READ_CLASSES; i++) {
-		if (!get_uv(c, &w->cls_all[i], "class reads") ||
-		    !get_uv(c, &w->cls_on[i], "class window reads"))
-			goto bad;
-		if (w->cls_on[i] > w->cls_all[i]) {
-			cfail(c, "more window reads than reads in class %d", i);
-			goto bad;
-		}
 		all += w->cls_all[i];
 		on += w->cls_on[i];
 	}

@@ -901,6 +901,31 @@ static void test_duty_writes_by_class(void)
 	      "duty writes by class: without classes (older files) the interval's ratio (8000)");
 }
 
+/* A file named name with the test symbols and window w; true when written. */
+static bool write_window_file(const char *name, const struct at_window *w)
+{
+	char err[AT_ERRLEN];
+	struct at_writer *wr = at_writer_open(tpath(name), err, sizeof(err));
+
+	return wr && at_writer_header(wr, kv, 5, bins, 2) == 0 &&
+	       at_writer_symbols(wr, syms, NSYMS) == 0 && at_writer_window(wr, w) == 0 &&
+	       at_writer_close(wr) == 0;
+}
+
+/* Whether file name reads back as window w alone, no unknown chunks. */
+static bool reads_back_as(const char *name, const struct at_window *w)
+{
+	char err[AT_ERRLEN];
+	struct at_trace t;
+	bool same;
+
+	if (at_trace_read(tpath(name), &t, false, err, sizeof(err)))
+		return false;
+	same = t.nwins == 1 && same_window(&t.wins[0], w) && t.nunknown == 0;
+	at_trace_free(&t);
+	return same;
+}
+
 /* Duty lists the writer refuses, and the estimate a report makes of them. */
 static void test_duty(void)
 {
@@ -926,7 +951,6 @@ static void test_duty(void)
 		struct at_duty_on ok[] = {{0, 500000000}, {5, 1000000000}};
 		struct at_cls_calls cls[] = {{0, 3, 7}, {0, 12, 40}, {1, 12, 2}};
 		struct at_window good = {2000000000, 3000000000ULL, 1, ents + 1, 2, ok, 900, 90};
-		struct at_trace t;
 
 		good.has_cls = true;
 		good.cls_all[3] = 500;
@@ -935,15 +959,9 @@ static void test_duty(void)
 		good.cls_on[12] = 50;
 		good.ncls = 3;
 		good.cls = cls;
-		wr = at_writer_open(tpath("duty2"), err, sizeof(err));
-		check(wr && at_writer_header(wr, kv, 5, bins, 2) == 0 &&
-			  at_writer_symbols(wr, syms, NSYMS) == 0 &&
-			  at_writer_window(wr, &good) == 0 && at_writer_close(wr) == 0,
+		check(write_window_file("duty2", &good),
 		      "duty: a window with a duty list is written");
-		check(at_trace_read(tpath("duty2"), &t, false, err, sizeof(err)) == 0 &&
-			  t.nwins == 1 && same_window(&t.wins[0], &good) && t.nunknown == 0,
-		      "duty: round trip");
-		at_trace_free(&t);
+		check(reads_back_as("duty2", &good), "duty: round trip");
 
 		/* With writes, unclassed and per class of the latest read. */
 		struct at_cls_calls wcls[] = {{0, 3, 9}, {1, 3, 1}, {1, 12, 30}};
@@ -958,15 +976,9 @@ static void test_duty(void)
 		good.wr_cls_on[12] = 50;
 		good.nwr_cls = 3;
 		good.wr_cls = wcls;
-		wr = at_writer_open(tpath("duty3"), err, sizeof(err));
-		check(wr && at_writer_header(wr, kv, 5, bins, 2) == 0 &&
-			  at_writer_symbols(wr, syms, NSYMS) == 0 &&
-			  at_writer_window(wr, &good) == 0 && at_writer_close(wr) == 0,
+		check(write_window_file("duty3", &good),
 		      "duty: a window with writes by read class is written");
-		check(at_trace_read(tpath("duty3"), &t, false, err, sizeof(err)) == 0 &&
-			  t.nwins == 1 && same_window(&t.wins[0], &good) && t.nunknown == 0,
-		      "duty: writes by read class round trip");
-		at_trace_free(&t);
+		check(reads_back_as("duty3", &good), "duty: writes by read class round trip");
 
 		good.wr_cls_on[12] = 401;
 		wr = at_writer_open(tpath("duty4"), err, sizeof(err));
