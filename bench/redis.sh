@@ -95,7 +95,8 @@ run_one() {
 	coarse | budget)
 		local extra=(--select none)
 		[[ $cfg == budget ]] && extra=(--budget 5 ${BUDGET_EXTRA:-})
-		"$ADAPTRACE" record -q -b "$REDIS" "${extra[@]}" -o "$tmp/$cfg.data" 2>"$tmp/$cfg.err" &
+		# Not -q: the budget's "coarse budget:" line tells when it has acted.
+		"$ADAPTRACE" record -b "$REDIS" "${extra[@]}" -o "$tmp/$cfg.data" >/dev/null 2>"$tmp/$cfg.err" &
 		at_pid=$!
 		for _ in $(seq 600); do grep -q '^adaptrace: tracing ' "$tmp/$cfg.err" && break; sleep 0.1; done
 		local sets=0

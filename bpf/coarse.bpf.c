@@ -23,19 +23,27 @@ struct frame {
 	__u16 gen;   /* link generation that pushed it: its return pops it */
 };
 
+/*
+ * A thread's state: its frames, and its latest socket read for the coarse
+ * budget's windows (duty_inputs): the request its calls serve.
+ */
 struct shadow_stack {
 	__u32 depth;
-	__u32 pad;
+	__u8 has_read;
+	__u8 read_cls;	     /* the read's size class */
+	__u8 read_in_window; /* it came while a window was open */
+	__u8 pad;
 	__u64 owner; /* in thread_slots: the thread id holding it, 0 when free */
 	struct frame f[AT_MAX_DEPTH];
 };
 
 /*
- * A thread's frames live in the slot its thread id hashes to, or in task
+ * A thread's state lives in the slot its thread id hashes to, or in task
  * storage when another thread holds that slot. A task storage lookup cost
- * ~45 ns at each end of a call here, an array lookup a few: a third of
- * the coarse programs' work. The exit and exec tracepoints free a slot, so
- * a thread id used again never finds frames it did not push.
+ * ~45 ns at each end of a call here, an array lookup a few: a third of the
+ * coarse programs' work, and half the yardstick's. The exit and exec
+ * tracepoints free a slot, so a thread id used again never finds frames it
+ * did not push.
  */
 #define THREAD_SLOTS 1024
 
@@ -78,9 +86,10 @@ static __always_inline __u32 pop_dead(struct shadow_stack *s, __u32 depth, __u64
 }
 
 /*
- * The calling thread's frames. Only at an entry (create) may it take a free
- * slot, and only with no frames in task storage, which it would otherwise
- * strand: from then on its returns look in the slot first.
+ * The calling thread's state. Only with create (an entry, a read) may it
+ * take a free slot, and only with no frames in task storage, which it would
+ * otherwise strand: from then on its returns look in the slot first. It
+ * takes its latest read along.
  */
 static __always_inline struct shadow_stack *thread_stack(bool create)
 {
@@ -95,6 +104,9 @@ static __always_inline struct shadow_stack *thread_stack(bool create)
 		return t;
 	if (s && !s->owner && __sync_val_compare_and_swap(&s->owner, 0, tid) == 0) {
 		s->depth = 0;
+		s->has_read = t ? t->has_read : 0;
+		s->read_cls = t ? t->read_cls : 0;
+		s->read_in_window = t ? t->read_in_window : 0;
 		return s;
 	}
 	return t ? t
@@ -134,9 +146,21 @@ __u32 gen = 0;
 bool quiesce = false;
 /*
  * Window links count only between the loader's reads of refcalls, not
- * while their probes go in or come out.
+ * while their probes go in or come out, and only until window_until
+ * (CLOCK_MONOTONIC ns): the loader may wake late to close the window when
+ * the target keeps both CPUs busy, and a counted call costs its return
+ * probe too, an uncounted one only its entry. read_after_window tells the
+ * loader that the target has read since, so the request the window ended
+ * on is over and the links can go.
  */
 bool window_on = false;
+__u64 window_until = 0;
+bool read_after_window = false;
+
+static __always_inline bool in_window(void)
+{
+	return window_on && bpf_ktime_get_ns() < window_until;
+}
 
 /*
  * The target's socket reads per size class (duty_inputs counts them): the
@@ -150,25 +174,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct at_reads);
 } refcalls SEC(".maps");
-
-/*
- * A thread's latest socket read: the request its calls serve. The window
- * probes count a call only if that read came while the window was open,
- * so a window holds whole requests: those read before it opened stay out,
- * and the one it closes on keeps the calls its probes see until they
- * come out.
- */
-struct last_read {
-	__u32 cls;
-	__u32 in_window;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct last_read);
-} last_reads SEC(".maps");
 
 /* Window calls per function, by read class and by time: key id * AT_SLOTS + slot. */
 struct {
@@ -189,31 +194,33 @@ static __always_inline __u16 cookie_gen(__u64 cookie)
 
 /*
  * Whether a window probe counts this call: after a read in the window, or
- * for a thread that has not read, while the window is open.
+ * for a thread that has not read, while the window is open. The thread's
+ * latest read (s) is the request its calls serve, so a window holds whole
+ * requests: those read before it opened stay out, and the one it closes on
+ * keeps the calls its probes see until they come out.
  */
-static __always_inline bool window_counts(__u32 id)
+static __always_inline bool window_counts(const struct shadow_stack *s, __u32 id)
 {
-	struct last_read *r =
-	    bpf_task_storage_get(&last_reads, bpf_get_current_task_btf(), NULL, 0);
+	bool read = s && s->has_read, on = in_window();
 	__u32 key = id * AT_SLOTS + AT_BY_TIME;
 	__u64 *n;
 
-	if (window_on) {
+	if (on) {
 		n = bpf_map_lookup_elem(&wcalls, &key);
 		if (n)
 			*n += 1;
-		if (r) {
-			key = id * AT_SLOTS + AT_WR_CLASS(r->cls & (AT_READ_CLASSES - 1));
+		if (read) {
+			key = id * AT_SLOTS + AT_WR_CLASS(s->read_cls & (AT_READ_CLASSES - 1));
 			n = bpf_map_lookup_elem(&wcalls, &key);
 			if (n)
 				*n += 1;
 		}
 	}
-	if (!r)
-		return window_on;
-	if (!r->in_window)
+	if (!read)
+		return on;
+	if (!s->read_in_window)
 		return false;
-	key = id * AT_SLOTS + (r->cls & (AT_READ_CLASSES - 1));
+	key = id * AT_SLOTS + (s->read_cls & (AT_READ_CLASSES - 1));
 	n = bpf_map_lookup_elem(&wcalls, &key);
 	if (n)
 		*n += 1;
@@ -235,15 +242,16 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 	if ((cookie & AT_COOKIE_EXE_FILTER) && !exe_matches())
 		return 1;
 	st = bpf_map_lookup_elem(&fstats, &id);
-	if (!st || ((cookie & AT_COOKIE_WINDOW) && !window_counts(id)))
+	if (!st)
+		return 1;
+	s = thread_stack(true);
+	if ((cookie & AT_COOKIE_WINDOW) && !window_counts(s, id))
 		return 1;
 	st->calls++;
 	if (returns_off || quiesce) {
 		diag_inc(AT_DIAG_ABANDONED);
 		return 1;
 	}
-
-	s = thread_stack(true);
 	if (!s) {
 		diag_inc(AT_DIAG_NO_STORAGE);
 		return 1;
@@ -429,8 +437,9 @@ int BPF_PROG(coarse_exit, struct task_struct *p)
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(duty_inputs, struct sock *sk, int ret, int flags)
 {
-	struct last_read *last;
+	struct shadow_stack *s;
 	struct at_reads *r;
+	bool on;
 	__u32 cls;
 
 	if (ret <= 0)
@@ -438,28 +447,31 @@ int BPF_PROG(duty_inputs, struct sock *sk, int ret, int flags)
 	if (ref_tgid ? (__u32)(bpf_get_current_pid_tgid() >> 32) != ref_tgid : !exe_matches())
 		return 0;
 	cls = at_read_class(ret);
+	on = in_window();
+	if (window_on && !on)
+		read_after_window = true;
 	r = bpf_map_lookup_elem(&refcalls, &cls);
 	if (r) {
 		r->all++;
-		if (window_on)
+		if (on)
 			r->on++;
 	}
-	last = bpf_task_storage_get(&last_reads, bpf_get_current_task_btf(), NULL,
-				    BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (last) {
-		last->cls = cls;
-		last->in_window = window_on;
+	s = thread_stack(true);
+	if (s) {
+		s->read_cls = cls;
+		s->read_in_window = on;
+		s->has_read = 1;
 	}
 	return 0;
 }
 
-static __always_inline void count_write(__u32 slot)
+static __always_inline void count_write(__u32 slot, bool on)
 {
 	struct at_reads *w = bpf_map_lookup_elem(&refcalls, &slot);
 
 	if (w) {
 		w->all++;
-		if (window_on)
+		if (on)
 			w->on++;
 	}
 }
@@ -471,15 +483,17 @@ static __always_inline void count_write(__u32 slot)
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(duty_outputs, struct sock *sk, int ret, int flags)
 {
-	struct last_read *last;
+	struct shadow_stack *s;
+	bool on;
 
 	if (ret <= 0)
 		return 0;
 	if (ref_tgid ? (__u32)(bpf_get_current_pid_tgid() >> 32) != ref_tgid : !exe_matches())
 		return 0;
-	count_write(AT_BY_TIME);
-	last = bpf_task_storage_get(&last_reads, bpf_get_current_task_btf(), NULL, 0);
-	if (last)
-		count_write(AT_WR_CLASS(last->cls & (AT_READ_CLASSES - 1)));
+	on = in_window();
+	count_write(AT_BY_TIME, on);
+	s = thread_stack(false);
+	if (s && s->has_read)
+		count_write(AT_WR_CLASS(s->read_cls & (AT_READ_CLASSES - 1)), on);
 	return 0;
 }

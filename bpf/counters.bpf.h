@@ -2,16 +2,13 @@
 /*
  * The per-row counter maps and their updates, shared by the coarse and the
  * USDT programs (the loader makes them share the maps themselves too, with
- * bpf_map__reuse_fd), and the -b executable filter.
+ * bpf_map__reuse_fd).
  */
 #ifndef AT_COUNTERS_BPF_H
 #define AT_COUNTERS_BPF_H
 
 #include "adaptrace.h"
-
-/* Identity of the -b executable, for library probes that every process hits. */
-const volatile __u64 target_ino = 0;
-const volatile __u32 target_dev = 0;
+#include "exe_filter.bpf.h"
 
 /* max_entries is set by the loader to the number of rows. */
 struct {
@@ -52,15 +49,6 @@ static __always_inline void diag_inc(__u32 which)
 
 	if (v)
 		*v += 1;
-}
-
-static __always_inline bool exe_matches(void)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct inode *inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
-
-	return BPF_CORE_READ(inode, i_ino) == target_ino &&
-	       BPF_CORE_READ(inode, i_sb, s_dev) == target_dev;
 }
 
 static __always_inline void conc_enter(__u32 id)

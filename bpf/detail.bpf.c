@@ -17,14 +17,13 @@
 #include <bpf/bpf_core_read.h>
 
 #include "adaptrace.h"
+#include "exe_filter.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 extern bool bpf_session_is_return(void) __ksym __weak;
 extern __u64 *bpf_session_cookie(void) __ksym __weak;
 
-const volatile __u64 target_ino = 0;
-const volatile __u32 target_dev = 0;
 /* Wake the consumer only when this much data waits (bytes). */
 const volatile __u64 wakeup_bytes = 0;
 /* Benchmark floor: every program returns at once (entry takes the return). */
@@ -70,15 +69,6 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 22);
 } events SEC(".maps");
-
-static __always_inline bool exe_matches(void)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct inode *inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
-
-	return BPF_CORE_READ(inode, i_ino) == target_ino &&
-	       BPF_CORE_READ(inode, i_sb, s_dev) == target_dev;
-}
 
 static __always_inline struct dframe *frame_at(struct dstack *s, __u32 i)
 {

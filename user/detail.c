@@ -493,6 +493,21 @@ int at_detail_write_stats(struct at_detail *d, struct at_writer *w)
 	return rc;
 }
 
+#define CALIB_ROUNDS 5
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /*
  * The calibration site starts with push %rbp, an instruction the kernel
  * emulates, like the sites of -fno-omit-frame-pointer code (design.md);
@@ -510,16 +525,65 @@ __asm__(".text\n"
 	"	ret\n"
 	".size at_detail_calib_site, .-at_detail_calib_site\n");
 
-/* ns per call of the probe site, over n calls. */
-static double time_calls(int n)
+/* The same with a first instruction the kernel single-steps (a leaf's lea). */
+int at_detail_calib_sstep(int x);
+__asm__(".text\n"
+	".globl at_detail_calib_sstep\n"
+	".type at_detail_calib_sstep, @function\n"
+	"at_detail_calib_sstep:\n"
+	"	lea 1(%rdi), %eax\n"
+	"	ret\n"
+	".size at_detail_calib_sstep, .-at_detail_calib_sstep\n");
+
+/* ns per call of a probe site, over n calls. */
+static double time_site(int (*site)(int), int n)
 {
 	volatile int sink = 0;
 	uint64_t t = at_now_ns();
 
 	for (int i = 0; i < n; i++)
-		sink += at_detail_calib_site(i);
+		sink += site(i);
 	(void)sink;
 	return (double)(at_now_ns() - t) / n;
+}
+
+static double time_calls(int n)
+{
+	return time_site(at_detail_calib_site, n);
+}
+
+/*
+ * The coarse probes' cost on the single-stepped site, against the unprobed
+ * site's best time; 0 when they cannot attach.
+ */
+static double calibrate_sstep(struct bpf_program *coarse_entry, struct bpf_program *coarse_return,
+			      uint32_t spare_id)
+{
+	struct at_links ce = {0}, cr = {0};
+	uint64_t off, cookie = spare_id;
+	double base, v[CALIB_ROUNDS];
+	bool refused = false;
+	char err[AT_ERRLEN];
+	const int n = 400;
+	int rc;
+
+	if (at_func_offset((const void *)&at_detail_calib_sstep, &off))
+		return 0;
+	base = time_site(at_detail_calib_sstep, n);
+	for (int i = 0; i < 4; i++)
+		base = fmin(base, time_site(at_detail_calib_sstep, n));
+	rc = at_attach_uprobes(&cr, coarse_return, true, "/proc/self/exe", &off, &cookie, 1,
+			       getpid(), &refused, err, sizeof(err));
+	if (!rc)
+		rc = at_attach_uprobes(&ce, coarse_entry, false, "/proc/self/exe", &off, &cookie, 1,
+				       getpid(), &refused, err, sizeof(err));
+	/* The least: a round the machine interrupted costs more, the probe does not. */
+	for (int r = 0; r < CALIB_ROUNDS; r++)
+		v[r] = rc || refused ? 0 : time_site(at_detail_calib_sstep, n) - base;
+	at_links_destroy(&cr);
+	at_links_destroy(&ce);
+	qsort(v, CALIB_ROUNDS, sizeof(*v), cmp_double);
+	return v[0];
 }
 
 /* Best of three: the cost, not the machine's hiccups. */
@@ -550,21 +614,6 @@ static int attach_calib(struct at_detail *d, struct at_links *ds, struct at_link
 				       off, cookie, 1, self, &refused, err, sizeof(err));
 	return rc;
 }
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-#define CALIB_ROUNDS 5
 
 int at_detail_calibrate(struct at_detail *d, struct bpf_program *coarse_entry,
 			struct bpf_program *coarse_return, uint32_t spare_id,
@@ -629,12 +678,14 @@ int at_detail_calibrate(struct at_detail *d, struct bpf_program *coarse_entry,
 	out->coarse = median(dc, CALIB_ROUNDS);
 	out->unsampled = median(du, CALIB_ROUNDS);
 	out->sampled = median(dsm, CALIB_ROUNDS);
+	out->coarse_sstep = calibrate_sstep(coarse_entry, coarse_return, spare_id);
 	if (at_env_flag("ADAPTRACE_DEBUG"))
-		at_err("detail: calibration ns/call (medians of %d rounds): coarse %.0f, detail "
-		       "unsampled %.0f, sampled %.0f more",
-		       CALIB_ROUNDS, out->coarse, out->unsampled, out->sampled);
+		at_err("detail: calibration ns/call (medians of %d rounds): coarse %.0f (%.0f "
+		       "single-stepped), detail unsampled %.0f, sampled %.0f more",
+		       CALIB_ROUNDS, out->coarse, out->coarse_sstep, out->unsampled, out->sampled);
 	/* Floors: on a busy machine a difference can come out at 0 or below. */
 	out->coarse = fmax(out->coarse, 100);
+	out->coarse_sstep = fmax(out->coarse_sstep, out->coarse);
 	out->unsampled = fmax(out->unsampled, 10);
 	out->sampled = fmax(out->sampled, 100);
 	return 0;

@@ -41,9 +41,10 @@ struct at_detail_opts {
 
 /* Per-call costs measured on adaptrace's own process (ns). */
 struct at_detail_costs {
-	double coarse;	  /* coarse entry + return */
-	double unsampled; /* detail probe attached, call not sampled */
-	double sampled;	  /* what sampling a call adds: frame, strings, event, return */
+	double coarse;	     /* coarse entry + return */
+	double coarse_sstep; /* the same where the entry is single-stepped (design.md: ~20x) */
+	double unsampled;    /* detail probe attached, call not sampled */
+	double sampled;	     /* what sampling a call adds: frame, strings, event, return */
 };
 
 struct at_detail;

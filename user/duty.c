@@ -31,7 +31,7 @@ struct release {
 
 /* Probed time of the demoted functions: one span per window. */
 struct span {
-	uint64_t a, b; /* b == UINT64_MAX while open */
+	uint64_t a, b;
 };
 
 struct at_duty {
@@ -284,11 +284,16 @@ static void plan_open(struct at_duty *d)
 	d->next_open = d->slot + d->rng % span;
 }
 
-/* Stop counting the window's calls, then read the yardstick: both end here. */
+/*
+ * Stop counting the window's calls, then read the yardstick: both end here,
+ * or at window_until, where the programs stopped if the loader woke late.
+ */
 static void end_window(struct at_duty *d, uint64_t now)
 {
+	uint64_t until = d->opened + d->win_ns;
+
 	*d->o.window_on = false;
-	d->spans[d->nspans - 1].b = now;
+	d->spans[d->nspans - 1].b = now < until ? now : until;
 	d->open = false;
 }
 
@@ -410,7 +415,7 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 	if (d->open && now + CLOSE_SLACK_NS >= d->opened + d->win_ns)
 		close_window(d, now);
 	if (d->lingering && (d->inputs_off || now - d->closed_at >= d->win_ns ||
-			     total_reads(d) != d->reads_at_close))
+			     *d->o.read_after_window || total_reads(d) != d->reads_at_close))
 		release_window(d, now);
 	if (!d->open && !d->lingering && now >= d->next_open) {
 		d->slot += d->period_ns;
@@ -425,9 +430,12 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 				d->cap = d->cap ? 2 * d->cap : 16;
 				d->spans = at_xrealloc(d->spans, d->cap, sizeof(*d->spans));
 			}
-			d->spans[d->nspans++] = (struct span){mid, UINT64_MAX};
+			/* It ends at window_until at the latest (end_window()). */
+			d->spans[d->nspans++] = (struct span){mid, mid + d->win_ns};
 			d->open = true;
 			d->opened = mid;
+			*d->o.read_after_window = false;
+			*d->o.window_until = mid + d->win_ns;
 			*d->o.window_on = true;
 		} else {
 			at_warn("coarse budget: cannot open a probing window: %s", err);
@@ -530,9 +538,9 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 					   (struct at_cls_calls){win->nduty - 1, k, calls});
 		}
 	}
-	/* Spans that ended before b cannot overlap a later interval. */
+	/* Spans that ended before b cannot overlap a later interval; the open one stays. */
 	for (size_t i = 0; i < d->nspans; i++)
-		if (d->spans[i].b > b)
+		if (d->spans[i].b > b || (d->open && i == d->nspans - 1))
 			d->spans[keep++] = d->spans[i];
 	d->nspans = keep;
 }

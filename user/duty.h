@@ -39,6 +39,8 @@ struct at_duty_opts {
 	uint32_t *gen;		     /* the coarse programs' globals */
 	bool *quiesce;
 	bool *window_on;
+	uint64_t *window_until;	 /* CLOCK_MONOTONIC ns: the programs stop counting */
+	bool *read_after_window; /* the target read after window_until */
 	void (*quiesce_detail)(void *ctx, bool on);
 	void *ctx;
 	const char *const *paths;

@@ -754,6 +754,8 @@ static void setup_duty(struct recorder *r)
 	o.gen = &r->skel->bss->gen;
 	o.quiesce = &r->skel->bss->quiesce;
 	o.window_on = &r->skel->bss->window_on;
+	o.window_until = (uint64_t *)&r->skel->bss->window_until;
+	o.read_after_window = &r->skel->bss->read_after_window;
 	o.quiesce_detail = at_dctl_quiesce;
 	o.ctx = r->dctl;
 	if (bpf_program__autoload(r->skel->progs.duty_inputs))
