@@ -552,6 +552,34 @@ static double time_calls(int n)
 	return time_site(at_detail_calib_site, n);
 }
 
+/* Best of five: the cost, not the machine's hiccups. */
+static double best_time(int (*site)(int), int n)
+{
+	double best = time_site(site, n);
+
+	for (int i = 0; i < 4; i++)
+		best = fmin(best, time_site(site, n));
+	return best;
+}
+
+/*
+ * The coarse entry and return programs on our own site at off (a site the
+ * kernel refuses times as unprobed: its difference floors at the end).
+ */
+static int attach_coarse(struct bpf_program *coarse_entry, struct bpf_program *coarse_return,
+			 uint64_t *off, uint64_t *cookie, struct at_links *ce, struct at_links *cr)
+{
+	bool refused = false;
+	char err[AT_ERRLEN];
+	int rc = at_attach_uprobes(cr, coarse_return, true, "/proc/self/exe", off, cookie, 1,
+				   getpid(), &refused, err, sizeof(err));
+
+	if (!rc)
+		rc = at_attach_uprobes(ce, coarse_entry, false, "/proc/self/exe", off, cookie, 1,
+				       getpid(), &refused, err, sizeof(err));
+	return rc;
+}
+
 /*
  * The coarse probes' cost on the single-stepped site, against the unprobed
  * site's best time; 0 when they cannot attach.
@@ -562,38 +590,20 @@ static double calibrate_sstep(struct bpf_program *coarse_entry, struct bpf_progr
 	struct at_links ce = {0}, cr = {0};
 	uint64_t off, cookie = spare_id;
 	double base, v[CALIB_ROUNDS];
-	bool refused = false;
-	char err[AT_ERRLEN];
 	const int n = 400;
 	int rc;
 
 	if (at_func_offset((const void *)&at_detail_calib_sstep, &off))
 		return 0;
-	base = time_site(at_detail_calib_sstep, n);
-	for (int i = 0; i < 4; i++)
-		base = fmin(base, time_site(at_detail_calib_sstep, n));
-	rc = at_attach_uprobes(&cr, coarse_return, true, "/proc/self/exe", &off, &cookie, 1,
-			       getpid(), &refused, err, sizeof(err));
-	if (!rc)
-		rc = at_attach_uprobes(&ce, coarse_entry, false, "/proc/self/exe", &off, &cookie, 1,
-				       getpid(), &refused, err, sizeof(err));
+	base = best_time(at_detail_calib_sstep, n);
+	rc = attach_coarse(coarse_entry, coarse_return, &off, &cookie, &ce, &cr);
 	/* The least: a round the machine interrupted costs more, the probe does not. */
 	for (int r = 0; r < CALIB_ROUNDS; r++)
-		v[r] = rc || refused ? 0 : time_site(at_detail_calib_sstep, n) - base;
+		v[r] = rc ? 0 : time_site(at_detail_calib_sstep, n) - base;
 	at_links_destroy(&cr);
 	at_links_destroy(&ce);
 	qsort(v, CALIB_ROUNDS, sizeof(*v), cmp_double);
 	return v[0];
-}
-
-/* Best of three: the cost, not the machine's hiccups. */
-static double best_time(int n)
-{
-	double best = time_calls(n);
-
-	for (int i = 0; i < 4; i++)
-		best = fmin(best, time_calls(n));
-	return best;
 }
 
 static int attach_calib(struct at_detail *d, struct at_links *ds, struct at_links *de,
@@ -625,8 +635,6 @@ int at_detail_calibrate(struct at_detail *d, struct bpf_program *coarse_entry,
 	uint32_t key = d->o.nsyms;
 	int fd = bpf_map__fd(d->skel->maps.dconf);
 	double dc[CALIB_ROUNDS], du[CALIB_ROUNDS], dsm[CALIB_ROUNDS], base;
-	bool refused = false;
-	char err[AT_ERRLEN];
 	const int n = 2500;
 	int rc = 0, r;
 
@@ -634,12 +642,8 @@ int at_detail_calibrate(struct at_detail *d, struct bpf_program *coarse_entry,
 	memset(c.str_arg, AT_DETAIL_NO_STR, sizeof(c.str_arg));
 	if (at_func_offset((const void *)&at_detail_calib_site, &off))
 		return -ENOENT;
-	base = best_time(n);
-	rc = at_attach_uprobes(&cr, coarse_return, true, "/proc/self/exe", &off, &cookie, 1,
-			       getpid(), &refused, err, sizeof(err));
-	if (!rc)
-		rc = at_attach_uprobes(&ce, coarse_entry, false, "/proc/self/exe", &off, &cookie, 1,
-				       getpid(), &refused, err, sizeof(err));
+	base = best_time(at_detail_calib_site, n);
+	rc = attach_coarse(coarse_entry, coarse_return, &off, &cookie, &ce, &cr);
 	/*
 	 * Rounds of coarse alone, detail unsampled, detail sampled, next to
 	 * each other in time; the medians of the per-round differences, so

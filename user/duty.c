@@ -290,10 +290,11 @@ static void plan_open(struct at_duty *d)
  */
 static void end_window(struct at_duty *d, uint64_t now)
 {
-	uint64_t until = d->opened + d->win_ns;
+	struct span *s = &d->spans[d->nspans - 1];
 
 	*d->o.window_on = false;
-	d->spans[d->nspans - 1].b = now < until ? now : until;
+	if (now < s->b)
+		s->b = now;
 	d->open = false;
 }
 
