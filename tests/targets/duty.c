@@ -12,7 +12,7 @@ static int stop;
 static unsigned long n_hot, n_cold;
 
 /*
- * Some work per call (a few µs): the budget measures the probes against
+ * Some work per call (~5 µs): the budget measures the probes against
  * the target's own work, and a hot() that did nothing would leave no work
  * to spend the budget on, not even cold()'s few probe hits.
  */
@@ -20,7 +20,7 @@ TRACED void hot(void)
 {
 	volatile unsigned x = 0;
 
-	for (int i = 0; i < 2000; i++)
+	for (int i = 0; i < 8000; i++)
 		x += (unsigned)i;
 	n_hot++;
 	OPAQUE();
