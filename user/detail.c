@@ -493,21 +493,6 @@ int at_detail_write_stats(struct at_detail *d, struct at_writer *w)
 	return rc;
 }
 
-#define CALIB_ROUNDS 5
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /*
  * The calibration site starts with push %rbp, an instruction the kernel
  * emulates, like the sites of -fno-omit-frame-pointer code (design.md);
@@ -589,21 +574,18 @@ static double calibrate_sstep(struct bpf_program *coarse_entry, struct bpf_progr
 {
 	struct at_links ce = {0}, cr = {0};
 	uint64_t off, cookie = spare_id;
-	double base, v[CALIB_ROUNDS];
+	double base, cost = 0;
 	const int n = 400;
-	int rc;
 
 	if (at_func_offset((const void *)&at_detail_calib_sstep, &off))
 		return 0;
 	base = best_time(at_detail_calib_sstep, n);
-	rc = attach_coarse(coarse_entry, coarse_return, &off, &cookie, &ce, &cr);
-	/* The least: a round the machine interrupted costs more, the probe does not. */
-	for (int r = 0; r < CALIB_ROUNDS; r++)
-		v[r] = rc ? 0 : time_site(at_detail_calib_sstep, n) - base;
+	/* The best too: a round the machine interrupted costs more, the probe does not. */
+	if (!attach_coarse(coarse_entry, coarse_return, &off, &cookie, &ce, &cr))
+		cost = best_time(at_detail_calib_sstep, n) - base;
 	at_links_destroy(&cr);
 	at_links_destroy(&ce);
-	qsort(v, CALIB_ROUNDS, sizeof(*v), cmp_double);
-	return v[0];
+	return cost;
 }
 
 static int attach_calib(struct at_detail *d, struct at_links *ds, struct at_links *de,
@@ -623,6 +605,21 @@ static int attach_calib(struct at_detail *d, struct at_links *ds, struct at_link
 		rc = at_attach_uprobes(de, d->skel->progs.detail_entry, false, "/proc/self/exe",
 				       off, cookie, 1, self, &refused, err, sizeof(err));
 	return rc;
+}
+
+#define CALIB_ROUNDS 5
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 int at_detail_calibrate(struct at_detail *d, struct bpf_program *coarse_entry,
