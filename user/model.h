@@ -282,6 +282,8 @@ struct at_func_profile {
 	/* Scaled by the target's socket writes: its calls follow them better than reads. */
 	bool by_writes;
 	uint64_t seen_calls; /* calls the probes saw (what they cost) */
+	/* Share of the socket reads of a size class the windows saw too few of. */
+	double unseen_reads;
 };
 
 void at_counts_merge(struct at_counts *dst, const struct at_counts *src);

@@ -99,6 +99,8 @@ if report_json "$WORK/q.data" "$WORK/q.json"; then
 		$((4 * sets)) 10
 	expect_near "reqmix: handle_set's estimate" "$(fn "$WORK/q.json" handle_set calls)" "$sets" 10
 	expect_near "reqmix: get_key's estimate" "$(fn "$WORK/q.json" get_key calls)" "$gets" 10
+	expect_cmp "reqmix: the windows saw both kinds of request (% of reads unseen)" \
+		"$(fn "$WORK/q.json" get_key unseen_reads_pct)" '<' 1
 	expect_eq "reqmix: set_key was probed in windows, part of each interval" \
 		"$("$ADAPTRACE" export "$WORK/q.data" --format csv 2>/dev/null | awk -F, 'NR > 1 && $4 == "set_key" && $18 < $2 - $1 { n++ } END { print (n > 0) }')" 1
 fi

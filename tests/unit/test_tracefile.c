@@ -784,6 +784,42 @@ static void test_duty_classes(void)
 }
 
 /*
+ * A kind of request no window caught: every window of a run saw SETs (reads
+ * of class 12, 20 of the interval's 500), none of its 500 GETs (class 3).
+ * set_key runs 4 times a SET; the GETs take the SETs' ratio, 40000 against
+ * 20000, and the interval must hold the truth. get_key runs once a GET and
+ * the windows never saw it: 0. Both say that half the reads went unseen.
+ */
+static void test_duty_unseen_class(void)
+{
+	struct at_func_profile set_key = {0}, get_key = {0};
+	struct at_window_entry e = {0};
+
+	for (int i = 0; i < 10; i++) {
+		uint64_t all[AT_READ_CLASSES] = {0}, on[AT_READ_CLASSES] = {0};
+		uint64_t calls[AT_SLOTS] = {0}, none[AT_SLOTS] = {0};
+		struct at_duty_obs o = {80, 2000000, 1000000000, 20, 1000, all, on, calls};
+
+		all[3] = all[12] = 500;
+		on[12] = 20;
+		calls[12] = calls[AT_BY_TIME] = 80;
+		e.c.calls = e.c.returns = 80;
+		at_profile_add(&set_key, &e);
+		at_profile_add_duty(&set_key, &o);
+		o.calls = 0;
+		o.cls_calls = none;
+		at_profile_add_duty(&get_key, &o);
+	}
+	at_profile_estimate(&set_key);
+	at_profile_estimate(&get_key);
+	check(set_key.estimated && set_key.c.calls == 40000 && set_key.calls_lo <= 20000 &&
+		  fabs(set_key.unseen_reads - 0.5) < 1e-9,
+	      "duty classes: a class no window saw widens the interval to hold none of its guess");
+	check(get_key.estimated && get_key.c.calls == 0 && fabs(get_key.unseen_reads - 0.5) < 1e-9,
+	      "duty classes: a class no window saw is reported as unseen reads (50 %)");
+}
+
+/*
  * Deferred work: a server writes its replies at the end of a turn of its
  * event loop, so its windows seldom hold the read that a reply's calls
  * follow (60 calls in one interval of 8, 0 in the others), while the calls
@@ -1069,6 +1105,7 @@ int main(int argc, char **argv)
 	test_files();
 	test_duty();
 	test_duty_classes();
+	test_duty_unseen_class();
 	test_duty_writes();
 	test_duty_writes_sparse();
 	test_duty_writes_by_class();
