@@ -937,6 +937,37 @@ static void test_duty_writes_by_class(void)
 	      "duty writes by class: without classes (older files) the interval's ratio (8000)");
 }
 
+/*
+ * A function called once per request, whose windows saw 2 % of the reads
+ * but 0.4 % of the writes (short windows that close before the turn's
+ * replies). Its calls per read vary (10 or 30 per 20 reads), its calls per
+ * write do not (20 per 4), and the writes would say 40000 for 8000: their
+ * interval must carry that bias, and the reads keep it.
+ */
+static void test_duty_writes_undersampled(void)
+{
+	struct at_func_profile q = {0};
+	struct at_window_entry e = {0};
+
+	for (int i = 0; i < 8; i++) {
+		uint64_t all[AT_READ_CLASSES] = {0}, on[AT_READ_CLASSES] = {0};
+		uint64_t calls[AT_REF_SLOTS] = {0};
+		struct at_duty_obs o = {i % 2 ? 30 : 10, 10000000, 1000000000, 20, 1000, all, on,
+					calls,		 true,	   1000,       4};
+
+		all[3] = 1000;
+		on[3] = 20;
+		calls[3] = o.calls;
+		calls[AT_BY_TIME] = 20;
+		e.c.calls = e.c.returns = o.calls;
+		at_profile_add(&q, &e);
+		at_profile_add_duty(&q, &o);
+	}
+	at_profile_estimate(&q);
+	check(q.estimated && !q.by_writes && q.c.calls == 8000,
+	      "duty writes: writes the windows undersampled do not win (8000, not 40000)");
+}
+
 /* A file named name with the test symbols and window w; true when written. */
 static bool write_window_file(const char *name, const struct at_window *w)
 {
@@ -1106,6 +1137,7 @@ int main(int argc, char **argv)
 	test_duty();
 	test_duty_classes();
 	test_duty_unseen_class();
+	test_duty_writes_undersampled();
 	test_duty_writes();
 	test_duty_writes_sparse();
 	test_duty_writes_by_class();
