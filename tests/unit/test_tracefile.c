@@ -820,6 +820,29 @@ static void test_duty_unseen_class(void)
 }
 
 /*
+ * One interval of a server with one kind of request (read class 3): 1000
+ * reads and 1000 writes, of which its windows saw 20 reads and wr_on
+ * writes, calls after those reads and by_time calls while they were open.
+ */
+static void add_writes_interval(struct at_func_profile *q, uint64_t calls, uint64_t by_time,
+				uint64_t wr_on)
+{
+	uint64_t all[AT_READ_CLASSES] = {0}, on[AT_READ_CLASSES] = {0};
+	uint64_t c[AT_REF_SLOTS] = {0};
+	struct at_duty_obs o = {calls, 10000000, 1000000000, 20,   1000, all,
+				on,    c,	 true,	     1000, wr_on};
+	struct at_window_entry e = {0};
+
+	all[3] = 1000;
+	on[3] = 20;
+	c[3] = calls;
+	c[AT_BY_TIME] = by_time;
+	e.c.calls = e.c.returns = calls;
+	at_profile_add(q, &e);
+	at_profile_add_duty(q, &o);
+}
+
+/*
  * Deferred work: a server writes its replies at the end of a turn of its
  * event loop, so its windows seldom hold the read that a reply's calls
  * follow (60 calls in one interval of 8, 0 in the others), while the calls
@@ -828,22 +851,9 @@ static void test_duty_unseen_class(void)
 static void test_duty_writes(void)
 {
 	struct at_func_profile q = {0};
-	struct at_window_entry e = {0};
 
-	for (int i = 0; i < 8; i++) {
-		uint64_t all[AT_READ_CLASSES] = {0}, on[AT_READ_CLASSES] = {0};
-		uint64_t calls[AT_REF_SLOTS] = {0};
-		struct at_duty_obs o = {i == 3 ? 60 : 0, 10000000, 1000000000, 20, 1000, all, on,
-					calls,		 true,	   1000,       20};
-
-		all[3] = 1000;
-		on[3] = 20;
-		calls[3] = o.calls;
-		calls[AT_BY_TIME] = 20;
-		e.c.calls = e.c.returns = o.calls;
-		at_profile_add(&q, &e);
-		at_profile_add_duty(&q, &o);
-	}
+	for (int i = 0; i < 8; i++)
+		add_writes_interval(&q, i == 3 ? 60 : 0, 20, 20);
 	at_profile_estimate(&q);
 	check(q.estimated && q.by_writes && q.c.calls == 8000,
 	      "duty writes: deferred calls scaled by the socket writes (8000)");
@@ -858,23 +868,9 @@ static void test_duty_writes(void)
 static void test_duty_writes_sparse(void)
 {
 	struct at_func_profile q = {0};
-	struct at_window_entry e = {0};
 
-	for (int i = 0; i < 8; i++) {
-		uint64_t all[AT_READ_CLASSES] = {0}, on[AT_READ_CLASSES] = {0};
-		uint64_t calls[AT_REF_SLOTS] = {0};
-		struct at_duty_obs o = {
-		    i % 2 ? 22 : 18, 10000000, 1000000000, 20, 1000, all, on, calls, true, 1000,
-		    i == 7 ? 1 : 20};
-
-		all[3] = 1000;
-		on[3] = 20;
-		calls[3] = o.calls;
-		calls[AT_BY_TIME] = i == 7;
-		e.c.calls = e.c.returns = o.calls;
-		at_profile_add(&q, &e);
-		at_profile_add_duty(&q, &o);
-	}
+	for (int i = 0; i < 8; i++)
+		add_writes_interval(&q, i % 2 ? 22 : 18, i == 7, i == 7 ? 1 : 20);
 	at_profile_estimate(&q);
 	check(q.estimated && !q.by_writes && q.c.calls == 8000,
 	      "duty writes: a writes ratio with no calls to spread does not win (8000)");
@@ -947,22 +943,9 @@ static void test_duty_writes_by_class(void)
 static void test_duty_writes_undersampled(void)
 {
 	struct at_func_profile q = {0};
-	struct at_window_entry e = {0};
 
-	for (int i = 0; i < 8; i++) {
-		uint64_t all[AT_READ_CLASSES] = {0}, on[AT_READ_CLASSES] = {0};
-		uint64_t calls[AT_REF_SLOTS] = {0};
-		struct at_duty_obs o = {i % 2 ? 30 : 10, 10000000, 1000000000, 20, 1000, all, on,
-					calls,		 true,	   1000,       4};
-
-		all[3] = 1000;
-		on[3] = 20;
-		calls[3] = o.calls;
-		calls[AT_BY_TIME] = 20;
-		e.c.calls = e.c.returns = o.calls;
-		at_profile_add(&q, &e);
-		at_profile_add_duty(&q, &o);
-	}
+	for (int i = 0; i < 8; i++)
+		add_writes_interval(&q, i % 2 ? 30 : 10, 20, 4);
 	at_profile_estimate(&q);
 	check(q.estimated && !q.by_writes && q.c.calls == 8000,
 	      "duty writes: writes the windows undersampled do not win (8000, not 40000)");
