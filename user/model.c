@@ -133,6 +133,33 @@ static bool writes_estimate(const struct at_duty_est *d, double *est, double *va
 	return true;
 }
 
+/*
+ * Whether a function's window calls follow the writes far more closely
+ * than the reads, class by class over the intervals: the share of the
+ * calls' sum of squares that calls per write leave unexplained, against
+ * the same for calls per read, less than a third. A reply path does (redis's
+ * writeToClient: one call per write), a request handler or a function run
+ * for both does not. The writes' interval still carries the bias of
+ * windows that saw more of the reads (reads_over_writes()), so it is wide:
+ * this choice does not wait for it to be half as wide as the reads'.
+ */
+static bool follows_writes(const struct at_duty_est *d)
+{
+	double sse_r = 0, sse_w = 0, cc = 0, tt = 0;
+
+	for (int k = 0; k < AT_READ_CLASSES; k++) {
+		const struct at_fit *f = &d->fit[k];
+
+		cc += f->cc;
+		tt += f->tt;
+		sse_r += f->rr > 0 ? f->cc - f->cr * f->cr / f->rr : f->cc;
+		sse_w += f->ww > 0 ? f->tt - f->tw * f->tw / f->ww : f->tt;
+	}
+	if (cc <= 0 || tt <= 0)
+		return false;
+	return 3 * sse_w / tt < sse_r / cc;
+}
+
 void at_profile_add_duty(struct at_func_profile *p, const struct at_duty_obs *o)
 {
 	struct at_duty_est *d = &p->duty;
@@ -171,9 +198,20 @@ void at_profile_add_duty(struct at_func_profile *p, const struct at_duty_obs *o)
 		}
 		if (o->has_writes && o->wr_cls_all) {
 			d->nwr_cls++;
-			for (int k = 0; k < AT_READ_CLASSES; k++)
-				strata_add(&d->wr_cls[k], (double)o->cls_calls[AT_WR_CLASS(k)],
-					   (double)o->wr_cls_all[k], (double)o->wr_cls_on[k]);
+			for (int k = 0; k < AT_READ_CLASSES; k++) {
+				double c = (double)o->cls_calls[k], r = (double)o->cls_on[k];
+				double t = (double)o->cls_calls[AT_WR_CLASS(k)];
+				double w = (double)o->wr_cls_on[k];
+				struct at_fit *f = &d->fit[k];
+
+				strata_add(&d->wr_cls[k], t, (double)o->wr_cls_all[k], w);
+				f->cc += c * c;
+				f->cr += c * r;
+				f->rr += r * r;
+				f->tt += t * t;
+				f->tw += t * w;
+				f->ww += w * w;
+			}
 		}
 		return;
 	}
@@ -347,10 +385,12 @@ void at_profile_estimate(struct at_func_profile *p)
 		/*
 		 * Work a server defers to the end of a turn of its event loop
 		 * (replies) follows its writes: they scale this function's
-		 * calls instead when their interval is less than half as wide.
+		 * calls instead when their interval is less than half as wide,
+		 * or when its window calls follow them far more closely.
 		 */
 		if (writes_estimate(d, &west, &wvar) && west > 0 &&
-		    (est <= 0 || 4 * wvar / (west * west) < var / (est * est))) {
+		    (est <= 0 || 4 * wvar / (west * west) < var / (est * est) ||
+		     follows_writes(d))) {
 			est = west;
 			var = wvar;
 			p->by_writes = true;

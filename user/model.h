@@ -217,6 +217,15 @@ struct at_strata {
 };
 
 /*
+ * Sums over the intervals of one read class: the calls after its window
+ * reads (c) against those reads (r), and its calls by time (t) against its
+ * window writes (w): how closely the calls follow each.
+ */
+struct at_fit {
+	double cc, cr, rr, tt, tw, ww;
+};
+
+/*
  * Figures of a duty-cycled function: what its probed windows saw. The
  * calls outside them are estimated from their rates (at_profile_estimate).
  */
@@ -244,6 +253,7 @@ struct at_duty_est {
 	 */
 	uint32_t ncls_win, nwr;
 	struct at_strata cls[AT_READ_CLASSES], wr;
+	struct at_fit fit[AT_READ_CLASSES]; /* per class, for follows_writes() */
 	/* The same against the writes per class of the thread's latest read. */
 	uint32_t nwr_cls;
 	struct at_strata wr_cls[AT_READ_CLASSES];

@@ -951,6 +951,78 @@ static void test_duty_writes_undersampled(void)
 	      "duty writes: writes the windows undersampled do not win (8000, not 40000)");
 }
 
+/*
+ * One interval of a server with one kind of request (read class 3), its
+ * writes recorded by class: 1000 reads and 1000 writes, of which its
+ * windows saw 20 reads and wr_on writes; calls after those reads, and
+ * by_time calls while they were open.
+ */
+static void add_class_writes_interval(struct at_func_profile *q, uint64_t calls, uint64_t by_time,
+				      uint64_t wr_on)
+{
+	uint64_t all[AT_READ_CLASSES] = {0}, on[AT_READ_CLASSES] = {0};
+	uint64_t wall[AT_READ_CLASSES] = {0}, won[AT_READ_CLASSES] = {0};
+	uint64_t c[AT_SLOTS] = {0};
+	struct at_duty_obs o = {.on_ns = 10000000,
+				.len_ns = 1000000000,
+				.ref_on = 20,
+				.ref_all = 1000,
+				.cls_all = all,
+				.cls_on = on,
+				.cls_calls = c,
+				.has_writes = true,
+				.wr_all = 1000,
+				.wr_on = wr_on,
+				.wr_cls_all = wall,
+				.wr_cls_on = won};
+	struct at_window_entry e = {0};
+
+	all[3] = wall[3] = 1000;
+	on[3] = 20;
+	won[3] = wr_on;
+	c[3] = calls;
+	c[AT_BY_TIME] = c[AT_WR_CLASS(3)] = by_time;
+	e.c.calls = e.c.returns = o.calls = calls > by_time ? calls : by_time;
+	at_profile_add(q, &e);
+	at_profile_add_duty(q, &o);
+}
+
+/*
+ * redis's writeToClient: one call per write, while its windows saw 2 % of
+ * the reads and 0.2-0.6 % of the writes. Its calls after window reads are
+ * few (0-2 per 20 reads); by time they follow the writes exactly. The
+ * writes' interval is wide (the windows' bias to reads) and the reads'
+ * narrower, yet the writes must win: 8000, where the reads give 400.
+ */
+static void test_duty_writes_follow(void)
+{
+	static const uint64_t wr_on[8] = {2, 4, 6, 4, 2, 6, 4, 4};
+	struct at_func_profile q = {0};
+
+	for (int i = 0; i < 8; i++)
+		add_class_writes_interval(&q, i % 3, wr_on[i], wr_on[i]);
+	at_profile_estimate(&q);
+	check(q.estimated && q.by_writes && q.c.calls == 8000 && q.calls_lo <= 8000 &&
+		  q.calls_hi >= 8000,
+	      "duty writes: calls that follow the writes closely go by them (8000)");
+}
+
+/*
+ * A request handler under the same windows: 18 or 22 calls per 20 reads,
+ * as many by time, whatever the writes. The reads keep it: 8000.
+ */
+static void test_duty_writes_not_followed(void)
+{
+	static const uint64_t wr_on[8] = {2, 4, 6, 4, 2, 6, 4, 4};
+	struct at_func_profile q = {0};
+
+	for (int i = 0; i < 8; i++)
+		add_class_writes_interval(&q, i % 2 ? 22 : 18, i % 2 ? 22 : 18, wr_on[i]);
+	at_profile_estimate(&q);
+	check(q.estimated && !q.by_writes && q.c.calls == 8000,
+	      "duty writes: calls that follow the reads stay with them (8000)");
+}
+
 /* A file named name with the test symbols and window w; true when written. */
 static bool write_window_file(const char *name, const struct at_window *w)
 {
@@ -1121,6 +1193,8 @@ int main(int argc, char **argv)
 	test_duty_classes();
 	test_duty_unseen_class();
 	test_duty_writes_undersampled();
+	test_duty_writes_follow();
+	test_duty_writes_not_followed();
 	test_duty_writes();
 	test_duty_writes_sparse();
 	test_duty_writes_by_class();
