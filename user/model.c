@@ -134,30 +134,30 @@ static bool writes_estimate(const struct at_duty_est *d, double *est, double *va
 }
 
 /*
- * Whether a function's window calls follow the writes far more closely
- * than the reads, class by class over the intervals: the share of the
- * calls' sum of squares that calls per write leave unexplained, against
- * the same for calls per read, less than a third. A reply path does (redis's
- * writeToClient: one call per write), a request handler or a function run
- * for both does not. The writes' interval still carries the bias of
- * windows that saw more of the reads (reads_over_writes()), so it is wide:
- * this choice does not wait for it to be half as wide as the reads'.
+ * Whether a function's calls while the windows were open follow the
+ * window writes far more closely than the window reads: fitted through the
+ * origin, one slope per read class, the residual sum of squares left by
+ * the writes, summed over the classes, is less than a third of the reads'.
+ * A reply path passes (redis's writeToClient, one call per write); a
+ * request handler does not, nor does zfree, called for both (with no
+ * margin, zfree went by the writes at 10 times its count once). The
+ * writes' interval holds the windows' bias to reads (reads_over_writes()),
+ * so it is too wide to win by width. Needs 3 intervals, all with writes by
+ * class: what writes_estimate() then scales by.
  */
 static bool follows_writes(const struct at_duty_est *d)
 {
-	double sse_r = 0, sse_w = 0, cc = 0, tt = 0;
+	double sse_r = 0, sse_w = 0;
 
+	if (d->nwr_cls < 3 || d->nwr_cls != d->nwr)
+		return false;
 	for (int k = 0; k < AT_READ_CLASSES; k++) {
 		const struct at_fit *f = &d->fit[k];
 
-		cc += f->cc;
-		tt += f->tt;
-		sse_r += f->rr > 0 ? f->cc - f->cr * f->cr / f->rr : f->cc;
-		sse_w += f->ww > 0 ? f->tt - f->tw * f->tw / f->ww : f->tt;
+		sse_r += f->rr > 0 ? fmax(f->tt - f->tr * f->tr / f->rr, 0) : f->tt;
+		sse_w += f->ww > 0 ? fmax(f->tt - f->tw * f->tw / f->ww, 0) : f->tt;
 	}
-	if (cc <= 0 || tt <= 0)
-		return false;
-	return 3 * sse_w / tt < sse_r / cc;
+	return 3 * sse_w < sse_r;
 }
 
 void at_profile_add_duty(struct at_func_profile *p, const struct at_duty_obs *o)
@@ -199,18 +199,16 @@ void at_profile_add_duty(struct at_func_profile *p, const struct at_duty_obs *o)
 		if (o->has_writes && o->wr_cls_all) {
 			d->nwr_cls++;
 			for (int k = 0; k < AT_READ_CLASSES; k++) {
-				double c = (double)o->cls_calls[k], r = (double)o->cls_on[k];
 				double t = (double)o->cls_calls[AT_WR_CLASS(k)];
-				double w = (double)o->wr_cls_on[k];
+				double ron = (double)o->cls_on[k], won = (double)o->wr_cls_on[k];
 				struct at_fit *f = &d->fit[k];
 
-				strata_add(&d->wr_cls[k], t, (double)o->wr_cls_all[k], w);
-				f->cc += c * c;
-				f->cr += c * r;
-				f->rr += r * r;
+				strata_add(&d->wr_cls[k], t, (double)o->wr_cls_all[k], won);
 				f->tt += t * t;
-				f->tw += t * w;
-				f->ww += w * w;
+				f->tr += t * ron;
+				f->rr += ron * ron;
+				f->tw += t * won;
+				f->ww += won * won;
 			}
 		}
 		return;

@@ -217,12 +217,12 @@ struct at_strata {
 };
 
 /*
- * Sums over the intervals of one read class: the calls after its window
- * reads (c) against those reads (r), and its calls by time (t) against its
- * window writes (w): how closely the calls follow each.
+ * Sums over the intervals of one read class of the calls while the windows
+ * were open (t), the window reads (r) and the window writes (w): of t^2,
+ * tr, r^2, tw and w^2. They tell which of the two the calls follow.
  */
 struct at_fit {
-	double cc, cr, rr, tt, tw, ww;
+	double tt, tr, rr, tw, ww;
 };
 
 /*
@@ -253,10 +253,10 @@ struct at_duty_est {
 	 */
 	uint32_t ncls_win, nwr;
 	struct at_strata cls[AT_READ_CLASSES], wr;
-	struct at_fit fit[AT_READ_CLASSES]; /* per class, for follows_writes() */
 	/* The same against the writes per class of the thread's latest read. */
 	uint32_t nwr_cls;
 	struct at_strata wr_cls[AT_READ_CLASSES];
+	struct at_fit fit[AT_READ_CLASSES]; /* per class, for follows_writes() */
 };
 
 /* What one interval's windows saw of a duty-cycled function. */

@@ -992,7 +992,7 @@ static void add_class_writes_interval(struct at_func_profile *q, uint64_t calls,
  * the reads and 0.2-0.6 % of the writes. Its calls after window reads are
  * few (0-2 per 20 reads); by time they follow the writes exactly. The
  * writes' interval is wide (the windows' bias to reads) and the reads'
- * narrower, yet the writes must win: 8000, where the reads give 400.
+ * narrower, yet the writes must win: 8000, where the reads give 350.
  */
 static void test_duty_writes_follow(void)
 {
@@ -1021,6 +1021,29 @@ static void test_duty_writes_not_followed(void)
 	at_profile_estimate(&q);
 	check(q.estimated && !q.by_writes && q.c.calls == 8000,
 	      "duty writes: calls that follow the reads stay with them (8000)");
+}
+
+/*
+ * The margin: calls by time that follow the writes leaving 3.8 times less
+ * unexplained than the reads go by the writes; 2 times less is not enough.
+ */
+static void test_duty_writes_margin(void)
+{
+	static const uint64_t wr_on[8] = {2, 4, 6, 4, 2, 6, 4, 4};
+	static const uint64_t near[8] = {1, 5, 7, 3, 2, 8, 4, 2},
+			      loose[8] = {1, 2, 7, 3, 4, 6, 3, 6};
+	struct at_func_profile a = {0}, b = {0};
+
+	for (int i = 0; i < 8; i++) {
+		add_class_writes_interval(&a, i % 3, near[i], wr_on[i]);
+		add_class_writes_interval(&b, i % 3, loose[i], wr_on[i]);
+	}
+	at_profile_estimate(&a);
+	at_profile_estimate(&b);
+	check(a.estimated && a.by_writes,
+	      "duty writes: 3.8 times closer to the writes goes by them");
+	check(b.estimated && !b.by_writes,
+	      "duty writes: 2 times closer to the writes is not enough");
 }
 
 /* A file named name with the test symbols and window w; true when written. */
@@ -1195,6 +1218,7 @@ int main(int argc, char **argv)
 	test_duty_writes_undersampled();
 	test_duty_writes_follow();
 	test_duty_writes_not_followed();
+	test_duty_writes_margin();
 	test_duty_writes();
 	test_duty_writes_sparse();
 	test_duty_writes_by_class();
