@@ -822,22 +822,39 @@ static void test_duty_unseen_class(void)
 /*
  * One interval of a server with one kind of request (read class 3): 1000
  * reads and 1000 writes, of which its windows saw 20 reads and wr_on
- * writes, calls after those reads and by_time calls while they were open.
+ * writes; calls after those reads, and by_time calls while they were
+ * open. by_class: the writes are recorded by class of the latest read too.
  */
 static void add_writes_interval(struct at_func_profile *q, uint64_t calls, uint64_t by_time,
-				uint64_t wr_on)
+				uint64_t wr_on, bool by_class)
 {
 	uint64_t all[AT_READ_CLASSES] = {0}, on[AT_READ_CLASSES] = {0};
-	uint64_t c[AT_REF_SLOTS] = {0};
-	struct at_duty_obs o = {calls, 10000000, 1000000000, 20,   1000, all,
-				on,    c,	 true,	     1000, wr_on};
+	uint64_t wall[AT_READ_CLASSES] = {0}, won[AT_READ_CLASSES] = {0};
+	uint64_t c[AT_SLOTS] = {0};
+	struct at_duty_obs o = {.on_ns = 10000000,
+				.len_ns = 1000000000,
+				.ref_on = 20,
+				.ref_all = 1000,
+				.cls_all = all,
+				.cls_on = on,
+				.cls_calls = c,
+				.has_writes = true,
+				.wr_all = 1000,
+				.wr_on = wr_on};
 	struct at_window_entry e = {0};
 
 	all[3] = 1000;
 	on[3] = 20;
 	c[3] = calls;
 	c[AT_BY_TIME] = by_time;
-	e.c.calls = e.c.returns = calls;
+	if (by_class) {
+		wall[3] = 1000;
+		won[3] = wr_on;
+		c[AT_WR_CLASS(3)] = by_time;
+		o.wr_cls_all = wall;
+		o.wr_cls_on = won;
+	}
+	e.c.calls = e.c.returns = o.calls = calls > by_time ? calls : by_time;
 	at_profile_add(q, &e);
 	at_profile_add_duty(q, &o);
 }
@@ -853,7 +870,7 @@ static void test_duty_writes(void)
 	struct at_func_profile q = {0};
 
 	for (int i = 0; i < 8; i++)
-		add_writes_interval(&q, i == 3 ? 60 : 0, 20, 20);
+		add_writes_interval(&q, i == 3 ? 60 : 0, 20, 20, false);
 	at_profile_estimate(&q);
 	check(q.estimated && q.by_writes && q.c.calls == 8000,
 	      "duty writes: deferred calls scaled by the socket writes (8000)");
@@ -870,7 +887,7 @@ static void test_duty_writes_sparse(void)
 	struct at_func_profile q = {0};
 
 	for (int i = 0; i < 8; i++)
-		add_writes_interval(&q, i % 2 ? 22 : 18, i == 7, i == 7 ? 1 : 20);
+		add_writes_interval(&q, i % 2 ? 22 : 18, i == 7, i == 7 ? 1 : 20, false);
 	at_profile_estimate(&q);
 	check(q.estimated && !q.by_writes && q.c.calls == 8000,
 	      "duty writes: a writes ratio with no calls to spread does not win (8000)");
@@ -945,46 +962,10 @@ static void test_duty_writes_undersampled(void)
 	struct at_func_profile q = {0};
 
 	for (int i = 0; i < 8; i++)
-		add_writes_interval(&q, i % 2 ? 30 : 10, 20, 4);
+		add_writes_interval(&q, i % 2 ? 30 : 10, 20, 4, false);
 	at_profile_estimate(&q);
 	check(q.estimated && !q.by_writes && q.c.calls == 8000,
 	      "duty writes: writes the windows undersampled do not win (8000, not 40000)");
-}
-
-/*
- * One interval of a server with one kind of request (read class 3), its
- * writes recorded by class: 1000 reads and 1000 writes, of which its
- * windows saw 20 reads and wr_on writes; calls after those reads, and
- * by_time calls while they were open.
- */
-static void add_class_writes_interval(struct at_func_profile *q, uint64_t calls, uint64_t by_time,
-				      uint64_t wr_on)
-{
-	uint64_t all[AT_READ_CLASSES] = {0}, on[AT_READ_CLASSES] = {0};
-	uint64_t wall[AT_READ_CLASSES] = {0}, won[AT_READ_CLASSES] = {0};
-	uint64_t c[AT_SLOTS] = {0};
-	struct at_duty_obs o = {.on_ns = 10000000,
-				.len_ns = 1000000000,
-				.ref_on = 20,
-				.ref_all = 1000,
-				.cls_all = all,
-				.cls_on = on,
-				.cls_calls = c,
-				.has_writes = true,
-				.wr_all = 1000,
-				.wr_on = wr_on,
-				.wr_cls_all = wall,
-				.wr_cls_on = won};
-	struct at_window_entry e = {0};
-
-	all[3] = wall[3] = 1000;
-	on[3] = 20;
-	won[3] = wr_on;
-	c[3] = calls;
-	c[AT_BY_TIME] = c[AT_WR_CLASS(3)] = by_time;
-	e.c.calls = e.c.returns = o.calls = calls > by_time ? calls : by_time;
-	at_profile_add(q, &e);
-	at_profile_add_duty(q, &o);
 }
 
 /*
@@ -1000,7 +981,7 @@ static void test_duty_writes_follow(void)
 	struct at_func_profile q = {0};
 
 	for (int i = 0; i < 8; i++)
-		add_class_writes_interval(&q, i % 3, wr_on[i], wr_on[i]);
+		add_writes_interval(&q, i % 3, wr_on[i], wr_on[i], true);
 	at_profile_estimate(&q);
 	check(q.estimated && q.by_writes && q.c.calls == 8000 && q.calls_lo <= 8000 &&
 		  q.calls_hi >= 8000,
@@ -1017,7 +998,7 @@ static void test_duty_writes_not_followed(void)
 	struct at_func_profile q = {0};
 
 	for (int i = 0; i < 8; i++)
-		add_class_writes_interval(&q, i % 2 ? 22 : 18, i % 2 ? 22 : 18, wr_on[i]);
+		add_writes_interval(&q, i % 2 ? 22 : 18, i % 2 ? 22 : 18, wr_on[i], true);
 	at_profile_estimate(&q);
 	check(q.estimated && !q.by_writes && q.c.calls == 8000,
 	      "duty writes: calls that follow the reads stay with them (8000)");
@@ -1035,8 +1016,8 @@ static void test_duty_writes_margin(void)
 	struct at_func_profile a = {0}, b = {0};
 
 	for (int i = 0; i < 8; i++) {
-		add_class_writes_interval(&a, i % 3, near[i], wr_on[i]);
-		add_class_writes_interval(&b, i % 3, loose[i], wr_on[i]);
+		add_writes_interval(&a, i % 3, near[i], wr_on[i], true);
+		add_writes_interval(&b, i % 3, loose[i], wr_on[i], true);
 	}
 	at_profile_estimate(&a);
 	at_profile_estimate(&b);
