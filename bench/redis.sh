@@ -4,14 +4,17 @@
 # with and without an overhead budget. Prints requests/s medians and the
 # throughput relative to untraced. Configurations are interleaved.
 #
-# Usage: bench/redis.sh [-r RUNS] [-n REQUESTS] [-k CONFIG,...] [-o RESULTS_DIR] [-t]
+# Usage: bench/redis.sh [-r RUNS] [-n REQUESTS] [-c CLIENTS] [-k CONFIG,...] [-o RESULTS_DIR] [-t]
 #   configurations: none, coarse (every function), budget (--budget 5)
+#   CLIENTS: redis-benchmark's connections (default 50)
 #   RESULTS_DIR gets the table (redis.md) and the recordings, named by the
 #   SETs sent (as many GETs), for bench/counts.sh
 #   -t: count the turns of redis's event loop (epoll_wait calls, with perf)
 #   per request, and compare beforeSleep's estimate (once a turn) with them.
-#   The syscall tracepoint slows every system call: compare its throughput
-#   only with other -t runs.
+#   A recording's name then also gets the turns made while it ran
+#   (NAME-SETS-sets-TURNS-turns.data), for bench/counts.sh -1. The syscall
+#   tracepoint slows every system call: compare its throughput only with
+#   other -t runs.
 # Environment: ADAPTRACE (default ./adaptrace at the top); BUDGET_EXTRA: more
 # record options for the budget configuration (BUDGET_EXTRA='--interval 5':
 # one probing window a second instead of five). Needs root.
@@ -19,10 +22,11 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ADAPTRACE=${ADAPTRACE:-$here/../adaptrace}
 REDIS=${REDIS:-/usr/bin/redis-server}
-runs=3 requests=200000 configs=none,coarse,budget outdir= turns=0
-while getopts "r:n:k:o:th" opt; do
+runs=3 requests=200000 configs=none,coarse,budget outdir= turns=0 clients=50
+while getopts "r:n:c:k:o:th" opt; do
 	case $opt in
 	r) runs=$OPTARG ;; n) requests=$OPTARG ;; k) configs=$OPTARG ;; o) outdir=$OPTARG ;;
+	c) clients=$OPTARG ;;
 	t) turns=1 ;;
 	*) sed -n '/^# Usage:/,/^# Environment/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 	esac
@@ -60,7 +64,7 @@ bench_once() {
 		perf=$!
 		sleep 0.5
 	fi
-	redis-benchmark -h 127.0.0.1 -p "$port" -n "$requests" -c 50 -t set,get --csv -q 2>/dev/null |
+	redis-benchmark -h 127.0.0.1 -p "$port" -n "$requests" -c "$clients" -t set,get --csv -q 2>/dev/null |
 		awk -F'"' '/^"(SET|GET)"/ { s += $4; n++ } END { if (n) printf "%.0f\n", s / n; else print "fail" }'
 	if [[ -n $perf ]]; then
 		# perf stat reports when its command ends; SIGINT does not reach a background job.
@@ -99,7 +103,11 @@ run_one() {
 		"$ADAPTRACE" record -b "$REDIS" "${extra[@]}" -o "$tmp/$cfg.data" >/dev/null 2>"$tmp/$cfg.err" &
 		at_pid=$!
 		for _ in $(seq 600); do grep -q '^adaptrace: tracing ' "$tmp/$cfg.err" && break; sleep 0.1; done
-		local sets=0
+		local sets=0 rperf= rturns=
+		if ((turns)); then
+			perf stat -x, -e syscalls:sys_enter_epoll_wait -p "$rpid" -o "$tmp/perf-rec" -- sleep 100000 2>/dev/null &
+			rperf=$!
+		fi
 		if [[ $cfg == budget ]]; then
 			# The budget acts after 3 s over it: warm up under load until it
 			# has, and 3 s more while the old links are released.
@@ -109,7 +117,7 @@ run_one() {
 					acted=$SECONDS
 				fi
 				((acted > 0 && SECONDS - acted >= 3)) && break
-				redis-benchmark -h 127.0.0.1 -p "$port" -n 2000 -c 50 -t set,get -q >/dev/null 2>&1
+				redis-benchmark -h 127.0.0.1 -p "$port" -n 2000 -c "$clients" -t set,get -q >/dev/null 2>&1
 				sets=$((sets + 2000))
 			done
 		fi
@@ -117,10 +125,14 @@ run_one() {
 		((turns)) && echo "redis.sh: $cfg: the loop made $(cat "$tmp/turns") turns per request" >&2
 		sets=$((sets + requests))
 		kill -INT "$at_pid"; wait "$at_pid" || true; at_pid=
+		if [[ -n $rperf ]]; then
+			pkill -TERM -P "$rperf" sleep; wait "$rperf" 2>/dev/null
+			rturns=-$(awk -F, '/epoll_wait/ { print $1 }' "$tmp/perf-rec")-turns
+		fi
 		[[ $cfg == budget ]] && count_check "$tmp/$cfg.data" "$sets"
 		((turns)) && turn_check "$tmp/$cfg.data" "$sets"
-		# Keep the recording, named by its SET count, for bench/counts.sh.
-		[[ -n $outdir ]] && cp "$tmp/$cfg.data" "$outdir/$cfg-$sets-sets.$(date +%s%N).data"
+		# Keep the recording, named by its SET count (and turns), for bench/counts.sh.
+		[[ -n $outdir ]] && cp "$tmp/$cfg.data" "$outdir/$cfg-$sets-sets$rturns.$(date +%s%N).data"
 		echo "$v" ;;
 	esac
 }
@@ -147,5 +159,5 @@ nfuncs=$("$ADAPTRACE" list -b "$REDIS" 2>&1 >/dev/null | grep -o '^[0-9]* functi
 		awk -v l="$l" -v m="$m" -v b="$base" 'BEGIN{ r = (b+0 > 0 && m+0 > 0) ? sprintf("%.1f %%", 100 * m / b) : "-"; printf "| %s | %s | %s |\n", l, m, r }'
 	done
 	echo
-	echo "redis-benchmark -n $requests -c 50 -t set,get on loopback; requests/s is the mean of SET and GET; $(nproc) CPUs, kernel $(uname -r)."
+	echo "redis-benchmark -n $requests -c $clients -t set,get on loopback; requests/s is the mean of SET and GET; $(nproc) CPUs, kernel $(uname -r)."
 } | tee ${outdir:+"$outdir/redis.md"}

@@ -183,6 +183,14 @@ struct {
 	__type(value, __u64);
 } wcalls SEC(".maps");
 
+/* Window calls by time per (function, innermost traced caller): AT_CALLER_KEY. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, AT_CALLERS_MAX);
+	__type(key, __u64);
+	__type(value, __u64);
+} wcallers SEC(".maps");
+
 __u32 ref_tgid = 0;
 
 extern bool bpf_session_is_return(void) __ksym __weak;
@@ -227,6 +235,24 @@ static __always_inline bool window_counts(const struct shadow_stack *s, __u32 id
 	return true;
 }
 
+/* A window call of id under the thread's innermost frame (depth frames, below AT_MAX_DEPTH). */
+static __always_inline void count_caller(struct shadow_stack *s, __u32 depth, __u32 id)
+{
+	__u32 top = depth - 1, caller = AT_NO_CALLER;
+	__u64 key, *n, one = 1;
+
+	/* The compiler drops the mask, knowing depth's bound; the verifier needs it. */
+	asm volatile("" : "+r"(top));
+	if (depth)
+		caller = frame_at(s, top)->id;
+	key = AT_CALLER_KEY(id, caller);
+	n = bpf_map_lookup_elem(&wcallers, &key);
+	if (n)
+		*n += 1;
+	else /* full: the split goes by the pairs it holds */
+		bpf_map_update_elem(&wcallers, &key, &one, BPF_NOEXIST);
+}
+
 /* Returns 1 when the call's return is of no use (a session then skips it). */
 static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 {
@@ -263,6 +289,8 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 		diag_inc(AT_DIAG_STACK_OVERFLOW);
 		return 1;
 	}
+	if ((cookie & AT_COOKIE_WINDOW) && in_window())
+		count_caller(s, depth, id);
 	for (int i = 0; i < AT_MAX_DEPTH && i < depth; i++) {
 		if (frame_at(s, i)->id == id) {
 			outer = 0;

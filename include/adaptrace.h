@@ -119,6 +119,17 @@ struct at_fstats {
 #define AT_WR_CLASS(k) (AT_REF_SLOTS + (k))
 #define AT_SLOTS       (AT_REF_SLOTS + AT_READ_CLASSES)
 
+/*
+ * wcallers' key: a window call of function id under its innermost traced
+ * caller (AT_NO_CALLER: none on the thread's frames). A function called
+ * per request and per reply (redis's clientHasPendingReplies, from
+ * addReply and from writeToClient) splits by caller into parts that each
+ * follow one yardstick.
+ */
+#define AT_NO_CALLER		  0xffffffffu
+#define AT_CALLER_KEY(id, caller) ((__u64)(id) << 32 | (caller))
+#define AT_CALLERS_MAX		  32768
+
 static inline __u32 at_read_class(__u32 len)
 {
 	return (len * 2654435761u) >> 28; /* a multiplicative hash onto 16 classes */

@@ -499,6 +499,73 @@ static void cls_append(struct at_cls_calls **v, uint32_t *n, size_t *cap, struct
 	(*v)[(*n)++] = c;
 }
 
+static int caller_cmp(const void *a, const void *b)
+{
+	const struct at_caller_calls *x = a, *y = b;
+	uint32_t cx = x->caller + 1u, cy = y->caller + 1u; /* AT_NO_CALLER first */
+
+	if (x->k != y->k)
+		return x->k < y->k ? -1 : 1;
+	return cx < cy ? -1 : cx > cy;
+}
+
+/* Index of id in the interval's duty list (ascending ids), or nduty. */
+static uint32_t duty_index(const struct at_window *win, uint32_t id)
+{
+	uint32_t lo = 0, hi = win->nduty;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (win->duty[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < win->nduty && win->duty[lo].id == id ? lo : win->nduty;
+}
+
+/*
+ * Take the window calls per innermost caller out of wcallers: each pair
+ * is looked up and deleted at once, so a call counted meanwhile lands in
+ * the next interval. Pairs of functions no longer demoted are dropped.
+ */
+static void fill_callers(struct at_duty *d, struct at_window *win)
+{
+	size_t nkeys = 0, cap = 0;
+	uint64_t *keys = NULL, key, next;
+	bool first = true;
+
+	while (!bpf_map_get_next_key(d->o.wcallers_fd, first ? NULL : &key, &next)) {
+		first = false;
+		key = next;
+		if (nkeys == cap) {
+			cap = cap ? 2 * cap : 256;
+			keys = at_xrealloc(keys, cap, sizeof(*keys));
+		}
+		keys[nkeys++] = key;
+		if (nkeys >= AT_CALLERS_MAX)
+			break;
+	}
+	win->callers = nkeys ? at_xcalloc(nkeys, sizeof(*win->callers)) : NULL;
+	for (size_t i = 0; i < nkeys; i++) {
+		uint32_t k = duty_index(win, (uint32_t)(keys[i] >> 32));
+		uint64_t sum = 0;
+
+		if (bpf_map_lookup_and_delete_elem(d->o.wcallers_fd, &keys[i], d->wpercpu))
+			continue;
+		for (int c = 0; c < d->ncpus; c++)
+			sum += d->wpercpu[c];
+		if (sum && k < win->nduty)
+			win->callers[win->ncallers++] =
+			    (struct at_caller_calls){k, (uint32_t)keys[i], sum};
+	}
+	free(keys);
+	if (win->ncallers)
+		qsort(win->callers, win->ncallers, sizeof(*win->callers), caller_cmp);
+	win->has_callers = true;
+}
+
 void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *win)
 {
 	struct at_reads now[AT_SLOTS];
@@ -558,6 +625,8 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 					   (struct at_cls_calls){win->nduty - 1, k, calls});
 		}
 	}
+	if (win->has_cls && d->o.wcallers_fd >= 0)
+		fill_callers(d, win);
 	/* Spans that ended before b cannot overlap a later interval; the open one stays. */
 	for (size_t i = 0; i < d->nspans; i++)
 		if (d->spans[i].b > b || (d->open && i == d->nspans - 1))

@@ -50,6 +50,7 @@ struct at_duty_opts {
 	struct bpf_program *outputs; /* duty_outputs: and writes (NULL: not on this kernel) */
 	int refcalls_fd;	     /* ... into these per-CPU counters, per size class */
 	int wcalls_fd;		     /* window calls per function and read class */
+	int wcallers_fd;	     /* window calls per function and innermost caller */
 	pid_t pid;		     /* 0: every process */
 	double period_s;	     /* one window per period */
 };

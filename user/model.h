@@ -105,6 +105,16 @@ struct at_cls_calls {
 	uint64_t calls;
 };
 
+/*
+ * Window calls of the duty function duty[k] while a window was open, under
+ * one innermost traced caller (a symbol id, AT_NO_CALLER: none).
+ */
+struct at_caller_calls {
+	uint32_t k;
+	uint32_t caller;
+	uint64_t calls;
+};
+
 /* One interval snapshot; only functions with activity are listed. */
 struct at_window {
 	uint64_t start_ns; /* relative to the recording's start */
@@ -136,6 +146,14 @@ struct at_window {
 	uint64_t wr_cls_all[AT_READ_CLASSES], wr_cls_on[AT_READ_CLASSES];
 	uint32_t nwr_cls;
 	struct at_cls_calls *wr_cls;
+	/*
+	 * The duty functions' calls while a window was open, per innermost
+	 * traced caller (has_callers false: not recorded). callers[] ascends
+	 * by duty index, then caller.
+	 */
+	bool has_callers;
+	uint32_t ncallers;
+	struct at_caller_calls *callers;
 };
 
 struct at_end {
@@ -225,6 +243,12 @@ struct at_fit {
 	double tt, tr, rr, tw, ww;
 };
 
+/* A function's calls while the windows were open under one innermost caller. */
+struct at_caller_total {
+	uint32_t caller; /* a symbol id, AT_NO_CALLER: none */
+	double calls;
+};
+
 /*
  * Figures of a duty-cycled function: what its probed windows saw. The
  * calls outside them are estimated from their rates (at_profile_estimate).
@@ -257,6 +281,10 @@ struct at_duty_est {
 	uint32_t nwr_cls;
 	struct at_strata wr_cls[AT_READ_CLASSES];
 	struct at_fit fit[AT_READ_CLASSES]; /* per class, for follows_writes() */
+	/* Intervals with calls per caller recorded (ncaller_win), and the sums. */
+	uint32_t ncaller_win;
+	uint32_t ncallers;
+	struct at_caller_total *callers; /* owned: at_profile_free() */
 };
 
 /* What one interval's windows saw of a duty-cycled function. */
@@ -274,6 +302,10 @@ struct at_duty_obs {
 	uint64_t wr_all, wr_on;
 	/* The same per class of the writing thread's latest read; NULL when not recorded. */
 	const uint64_t *wr_cls_all, *wr_cls_on;
+	/* The function's window calls per innermost caller, when recorded. */
+	bool has_callers;
+	uint32_t ncallers;
+	const struct at_caller_calls *callers;
 };
 
 /* Socket reads an interval's windows must see for a ratio of its own. */
@@ -291,6 +323,11 @@ struct at_func_profile {
 	bool by_time;
 	/* Scaled by the target's socket writes: its calls follow them better than reads. */
 	bool by_writes;
+	/*
+	 * Otherwise the share of its window calls made under callers that go
+	 * by the writes: that part is scaled by the writes, the rest by the reads.
+	 */
+	double writes_share;
 	uint64_t seen_calls; /* calls the probes saw (what they cost) */
 	/* Share of the socket reads of a size class the windows saw too few of. */
 	double unseen_reads;
@@ -308,6 +345,15 @@ void at_profile_add(struct at_func_profile *p, const struct at_window_entry *e);
 void at_profile_add_duty(struct at_func_profile *p, const struct at_duty_obs *o);
 /* Scale a duty-cycled function's figures to estimates, once; sets estimated. */
 void at_profile_estimate(struct at_func_profile *p);
+/* Whether the writes alone will scale it (what at_profile_estimate sets as by_writes). */
+bool at_profile_by_writes(const struct at_func_profile *p);
+/*
+ * at_profile_estimate, knowing which callers go by the writes (writes[id],
+ * n ids): the share of its window calls made under them goes by the writes.
+ */
+void at_profile_estimate_callers(struct at_func_profile *p, const bool *writes, size_t n);
+/* Free what a profile owns (its callers' fits). */
+void at_profile_free(struct at_func_profile *p);
 /* Value at quantile q (0..1) of a histogram, clamped to [min, max]. */
 uint64_t at_hist_quantile(const uint64_t *hist, double q, uint64_t min_ns, uint64_t max_ns);
 /* The same over one window entry's sparse histogram; NAN without timed calls. */

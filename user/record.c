@@ -764,6 +764,7 @@ static void setup_duty(struct recorder *r)
 		o.outputs = r->skel->progs.duty_outputs;
 	o.refcalls_fd = bpf_map__fd(r->skel->maps.refcalls);
 	o.wcalls_fd = bpf_map__fd(r->skel->maps.wcalls);
+	o.wcallers_fd = bpf_map__fd(r->skel->maps.wcallers);
 	r->skel->bss->ref_tgid = (uint32_t)pid;
 	o.paths = r->paths;
 	o.sites = r->sites;

@@ -16,6 +16,7 @@ void at_profile_set_init(struct at_profile_set *ps, const struct at_trace *t)
 	memset(ps, 0, sizeof(*ps));
 	ps->t = t;
 	ps->p = at_xcalloc(t->nsyms ? t->nsyms : 1, sizeof(*ps->p));
+	ps->n = t->nsyms;
 	for (size_t i = 0; i < t->nwins; i++)
 		at_profile_set_add_window(ps, &t->wins[i]);
 	if (t->has_end)
@@ -25,7 +26,7 @@ void at_profile_set_init(struct at_profile_set *ps, const struct at_trace *t)
 
 void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window *w)
 {
-	uint32_t j = 0, c = 0, wc = 0;
+	uint32_t j = 0, c = 0, wc = 0, ci = 0;
 
 	for (uint32_t i = 0; i < w->n; i++)
 		if (w->e[i].id < ps->t->nsyms)
@@ -66,7 +67,13 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 					o.wr_cls_all = w->wr_cls_all;
 					o.wr_cls_on = w->wr_cls_on;
 				}
+				o.has_callers = w->has_callers;
 			}
+			while (ci < w->ncallers && w->callers[ci].k < k)
+				ci++;
+			o.callers = w->ncallers ? w->callers + ci : NULL;
+			while (ci + o.ncallers < w->ncallers && w->callers[ci + o.ncallers].k == k)
+				o.ncallers++;
 			at_profile_add_duty(&ps->p[id], &o);
 		}
 	}
@@ -76,12 +83,20 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 
 void at_profile_set_estimate(struct at_profile_set *ps)
 {
+	/* First which functions the writes alone scale: their callees' calls under them follow. */
+	bool *writes = at_xcalloc(ps->t->nsyms + 1, sizeof(*writes));
+
 	for (size_t i = 0; i < ps->t->nsyms; i++)
-		at_profile_estimate(&ps->p[i]);
+		writes[i] = at_profile_by_writes(&ps->p[i]);
+	for (size_t i = 0; i < ps->t->nsyms; i++)
+		at_profile_estimate_callers(&ps->p[i], writes, ps->t->nsyms);
+	free(writes);
 }
 
 void at_profile_set_free(struct at_profile_set *ps)
 {
+	for (size_t i = 0; ps->p && i < ps->n; i++)
+		at_profile_free(&ps->p[i]);
 	free(ps->p);
 	ps->p = NULL;
 }
@@ -194,6 +209,38 @@ static double probe_ms_per_s(const struct at_profile_set *ps, const struct row *
 	return (double)seen * hit_ns / (double)ps->duration_ns * 1e3;
 }
 
+/*
+ * An estimated function's window calls per innermost traced caller, most
+ * first (name null: no traced caller): what the writes share splits.
+ */
+static void callers_json(FILE *f, const struct at_trace *t, const struct at_duty_est *d)
+{
+	bool *done;
+
+	if (!d->ncaller_win)
+		return;
+	done = at_xcalloc(d->ncallers + 1, sizeof(*done));
+	fputs(",\"window_callers\":[", f);
+	for (uint32_t n = 0; n < d->ncallers; n++) {
+		uint32_t best = 0;
+
+		while (done[best])
+			best++;
+		for (uint32_t i = best + 1; i < d->ncallers; i++)
+			if (!done[i] && d->callers[i].calls > d->callers[best].calls)
+				best = i;
+		done[best] = true;
+		fputs(n ? ",{\"name\":" : "{\"name\":", f);
+		if (d->callers[best].caller < t->nsyms)
+			at_esc_json(f, t->syms[d->callers[best].caller].name);
+		else
+			fputs("null", f);
+		fprintf(f, ",\"calls\":%.0f}", d->callers[best].calls);
+	}
+	fputc(']', f);
+	free(done);
+}
+
 static void print_json(FILE *f, const struct at_profile_set *ps, struct row *rows, size_t n)
 {
 	double hit_ns = probe_hit_ns(ps->t);
@@ -237,15 +284,21 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 			rows[i].p->estimated ? "true" : "false", ds ? ds->events : 0,
 			ds ? ds->dropped : 0, ds ? ds->rate : 0, ds ? ds->sampled : 0, unfinished);
 		/* Estimates carry their interval, so no one mistakes them for counts. */
-		if (rows[i].p->estimated)
+		if (rows[i].p->estimated) {
 			fprintf(f,
 				",\"calls_ci95\":[%.0f,%.0f],\"estimated_by\":\"%s\""
 				",\"unseen_reads_pct\":%.1f",
 				rows[i].p->calls_lo, rows[i].p->calls_hi,
-				rows[i].p->by_time     ? "time"
-				: rows[i].p->by_writes ? "writes"
-						       : "reads",
+				rows[i].p->by_time	      ? "time"
+				: rows[i].p->by_writes	      ? "writes"
+				: rows[i].p->writes_share > 0 ? "reads+writes"
+							      : "reads",
 				100 * rows[i].p->unseen_reads);
+			if (!rows[i].p->by_time && rows[i].p->writes_share > 0)
+				fprintf(f, ",\"writes_share_pct\":%.1f",
+					100 * rows[i].p->writes_share);
+			callers_json(f, t, &rows[i].p->duty);
+		}
 		fputc('}', f);
 	}
 	fputs("],\"usdt\":[", f);
@@ -590,10 +643,15 @@ static void report_usage(FILE *f)
 	      "\"estimated_by\": \"reads\" (scaled by the target's socket reads, interval by\n"
 	      "interval and by their size), \"writes\" (by its socket writes, when their\n"
 	      "interval is much narrower or the function's window calls follow them far more\n"
-	      "closely: work done after a turn of the event loop, like replies) or \"time\"\n"
-	      "(no reads: the windows' slowdown carries over, so the figures undercount), and\n"
+	      "closely: work done after a turn of the event loop, like replies),\n"
+	      "\"reads+writes\" (the share \"writes_share_pct\" of its window calls, made under\n"
+	      "callers whose calls to it follow the writes, by the writes; the rest by the\n"
+	      "reads: a function called per request and per reply) or \"time\" (no reads:\n"
+	      "the windows' slowdown carries over, so the figures undercount),\n"
 	      "\"unseen_reads_pct\": the share of reads of a size the windows almost never\n"
-	      "saw, whose calls are a guess from the other sizes.\n"
+	      "saw, whose calls are a guess from the other sizes, and \"window_callers\": its\n"
+	      "calls while the windows were open per innermost traced caller (name null:\n"
+	      "none), most first.\n"
 	      "Exit status: 0, or 2 for a missing or corrupt file.\n",
 	      f);
 }

@@ -13,6 +13,7 @@
 struct at_profile_set {
 	const struct at_trace *t;  /* header, binaries, symbols, end */
 	struct at_func_profile *p; /* t->nsyms */
+	size_t n;		   /* entries of p, for at_profile_set_free() */
 	uint64_t duration_ns;
 };
 

@@ -130,6 +130,8 @@ static const char *chunk_name(uint32_t type, char *buf, size_t len)
 		return "reads";
 	case AT_CHUNK_WRITES:
 		return "writes";
+	case AT_CHUNK_CALLERS:
+		return "callers";
 	}
 	snprintf(buf, len, "type-%u", type);
 	return buf;
@@ -511,6 +513,33 @@ static int put_cls_calls(struct at_writer *w, const struct at_cls_calls *cls, ui
 	return 0;
 }
 
+/*
+ * Window calls per (duty index, innermost caller), ascending; a caller is
+ * stored as its symbol id + 1, 0 for none.
+ */
+static int write_callers(struct at_writer *w, const struct at_window *win)
+{
+	struct buf *b = &w->raw;
+
+	b->len = 0;
+	put_uv(b, win->start_ns);
+	put_uv(b, win->end_ns);
+	put_uv(b, win->ncallers);
+	for (uint32_t i = 0; i < win->ncallers; i++) {
+		const struct at_caller_calls *c = &win->callers[i];
+		uint64_t caller = c->caller == AT_NO_CALLER ? 0 : (uint64_t)c->caller + 1;
+
+		if (c->k >= win->nduty || caller > w->nsyms ||
+		    (i &&
+		     (c->k < c[-1].k || (c->k == c[-1].k && c->caller + 1u <= c[-1].caller + 1u))))
+			return werr(w, "%s: bad caller entry", w->path);
+		put_uv(b, c->k);
+		put_uv(b, caller);
+		put_uv(b, c->calls);
+	}
+	return write_chunk(w, AT_CHUNK_CALLERS, b->p, b->len);
+}
+
 /* Ids ascend, so each is stored as the gap from the one before. */
 static int write_duty(struct at_writer *w, const struct at_window *win)
 {
@@ -554,18 +583,20 @@ static int write_duty(struct at_writer *w, const struct at_window *win)
 	if (put_cls_calls(w, win->cls, win->ncls, AT_BY_TIME, win->nduty) < 0 ||
 	    write_chunk(w, AT_CHUNK_READS, b->p, b->len) < 0)
 		return -1;
-	if (!win->has_wr_cls)
-		return 0;
-	if (!win->has_writes)
-		return werr(w, "%s: writes by class without writes", w->path);
-	b->len = 0;
-	put_uv(b, win->start_ns);
-	put_uv(b, win->end_ns);
-	if (put_class_pairs(w, win->wr_cls_all, win->wr_cls_on, "writes") < 0)
-		return -1;
-	if (put_cls_calls(w, win->wr_cls, win->nwr_cls, AT_READ_CLASSES - 1, win->nduty) < 0)
-		return -1;
-	return write_chunk(w, AT_CHUNK_WRITES, b->p, b->len);
+	if (win->has_wr_cls) {
+		if (!win->has_writes)
+			return werr(w, "%s: writes by class without writes", w->path);
+		b->len = 0;
+		put_uv(b, win->start_ns);
+		put_uv(b, win->end_ns);
+		if (put_class_pairs(w, win->wr_cls_all, win->wr_cls_on, "writes") < 0)
+			return -1;
+		if (put_cls_calls(w, win->wr_cls, win->nwr_cls, AT_READ_CLASSES - 1, win->nduty) <
+			0 ||
+		    write_chunk(w, AT_CHUNK_WRITES, b->p, b->len) < 0)
+			return -1;
+	}
+	return win->has_callers ? write_callers(w, win) : 0;
 }
 
 int at_writer_window(struct at_writer *w, const struct at_window *win)
@@ -741,7 +772,7 @@ int at_writer_chunk(struct at_writer *w, uint32_t type, const void *raw, size_t 
 	if (wcheck(w, "extension", true) < 0)
 		return -1;
 	if (type <= AT_CHUNK_USDT || (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS) ||
-	    type == AT_CHUNK_DUTY || type == AT_CHUNK_READS || type == AT_CHUNK_WRITES)
+	    (type >= AT_CHUNK_DUTY && type <= AT_CHUNK_CALLERS))
 		return werr(w, "%s: chunk type %u is reserved", w->path, type);
 	return write_chunk(w, type, raw, len);
 }
@@ -991,6 +1022,10 @@ static void free_window(struct at_window *w)
 	w->wr_cls = NULL;
 	w->nwr_cls = 0;
 	w->has_wr_cls = false;
+	free(w->callers);
+	w->callers = NULL;
+	w->ncallers = 0;
+	w->has_callers = false;
 }
 
 static bool dec_entry(struct parse *ps, struct cur *c, struct at_window_entry *e)
@@ -1193,6 +1228,46 @@ static bool dec_writes(struct parse *ps, struct cur *c)
 bad:
 	memset(w->wr_cls_all, 0, sizeof(w->wr_cls_all));
 	memset(w->wr_cls_on, 0, sizeof(w->wr_cls_on));
+	return false;
+}
+
+/* Window calls per innermost caller of the interval that DUTY just listed. */
+static bool dec_callers(struct parse *ps, struct cur *c)
+{
+	struct at_trace *t = ps->t;
+	struct at_window *w = t->nwins ? &t->wins[t->nwins - 1] : NULL;
+	uint64_t start, end, k, caller, calls, prev = 0;
+	struct at_caller_calls *v;
+	size_t n;
+
+	if (!get_uv(c, &start, "start time") || !get_uv(c, &end, "end time"))
+		return false;
+	if (!w || w->start_ns != start || w->end_ns != end || !w->nduty)
+		return cfail(c, "no duty list for this interval");
+	if (w->has_callers)
+		return cfail(c, "second callers record for one window");
+	if (!get_count(c, &n, 3, "caller entries"))
+		return false;
+	v = n ? at_xcalloc(n, sizeof(*v)) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!get_uv(c, &k, "duty index") || !get_uv(c, &caller, "caller") ||
+		    !get_uv(c, &calls, "caller calls"))
+			goto bad;
+		if (k >= w->nduty || caller > t->nsyms ||
+		    (i && (k < v[i - 1].k || (k == v[i - 1].k && caller <= prev)))) {
+			cfail(c, "caller entry out of order or range");
+			goto bad;
+		}
+		v[i] = (struct at_caller_calls){
+		    (uint32_t)k, caller ? (uint32_t)(caller - 1) : AT_NO_CALLER, calls};
+		prev = caller;
+	}
+	w->callers = v;
+	w->ncallers = (uint32_t)n;
+	w->has_callers = true;
+	return true;
+bad:
+	free(v);
 	return false;
 }
 
@@ -1472,8 +1547,8 @@ static bool dec_dstats(struct parse *ps, struct cur *c)
 static bool known_chunk(uint32_t type)
 {
 	return (type >= AT_CHUNK_HEADER && type <= AT_CHUNK_USDT) ||
-	       (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS) || type == AT_CHUNK_DUTY ||
-	       type == AT_CHUNK_READS || type == AT_CHUNK_WRITES;
+	       (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS) ||
+	       (type >= AT_CHUNK_DUTY && type <= AT_CHUNK_CALLERS);
 }
 
 /* Inflate exactly raw bytes out of comp bytes, no more, no less. */
@@ -1696,6 +1771,9 @@ int at_trace_parse(const void *data, size_t len, struct at_trace *t, bool salvag
 			break;
 		case AT_CHUNK_WRITES:
 			ok = dec_writes(&ps, &c);
+			break;
+		case AT_CHUNK_CALLERS:
+			ok = dec_callers(&ps, &c);
 			break;
 		default:
 			ok = dec_end(&ps, &c);

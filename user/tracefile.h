@@ -17,22 +17,23 @@
 #define AT_TRACE_VERSION 1
 
 enum at_chunk_type {
-	AT_CHUNK_HEADER = 1,  /* key/values and binaries */
-	AT_CHUNK_SYMBOLS = 2, /* function symbol table */
-	AT_CHUNK_WINDOW = 3,  /* one interval snapshot */
-	AT_CHUNK_END = 4,     /* clean end of recording */
-	AT_CHUNK_EVENTS = 10, /* detail events, a batch */
-	AT_CHUNK_SELECT = 11, /* selection and rate changes, with reasons */
-	AT_CHUNK_DSTATS = 12, /* per-function detail totals so far (latest wins) */
-	AT_CHUNK_USDT = 5,    /* kind, provider, probe and key of USDT rows */
-	AT_CHUNK_DUTY = 30,   /* the window before it: functions probed part of it */
-	AT_CHUNK_READS = 31,  /* the window before it: its socket reads' bytes */
-	AT_CHUNK_WRITES = 32, /* the window before it: its socket writes by read class */
-			      /*
-			       * Readers skip types they do not know. Reserved ranges, one per
-			       * concern: 5-9 USDT, 10-19 detail phase (events, selection log,
-			       * detail stats), 20-29 diff/export, 30-39 coarse budget.
-			       */
+	AT_CHUNK_HEADER = 1,   /* key/values and binaries */
+	AT_CHUNK_SYMBOLS = 2,  /* function symbol table */
+	AT_CHUNK_WINDOW = 3,   /* one interval snapshot */
+	AT_CHUNK_END = 4,      /* clean end of recording */
+	AT_CHUNK_EVENTS = 10,  /* detail events, a batch */
+	AT_CHUNK_SELECT = 11,  /* selection and rate changes, with reasons */
+	AT_CHUNK_DSTATS = 12,  /* per-function detail totals so far (latest wins) */
+	AT_CHUNK_USDT = 5,     /* kind, provider, probe and key of USDT rows */
+	AT_CHUNK_DUTY = 30,    /* the window before it: functions probed part of it */
+	AT_CHUNK_READS = 31,   /* the window before it: its socket reads' bytes */
+	AT_CHUNK_WRITES = 32,  /* the window before it: its socket writes by read class */
+	AT_CHUNK_CALLERS = 33, /* the window before it: window calls per innermost caller */
+			       /*
+				* Readers skip types they do not know. Reserved ranges, one per
+				* concern: 5-9 USDT, 10-19 detail phase (events, selection log,
+				* detail stats), 20-29 diff/export, 30-39 coarse budget.
+				*/
 };
 
 struct at_writer;

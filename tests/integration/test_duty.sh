@@ -101,6 +101,12 @@ if report_json "$WORK/q.data" "$WORK/q.json"; then
 	expect_near "reqmix: get_key's estimate" "$(fn "$WORK/q.json" get_key calls)" "$gets" 10
 	expect_cmp "reqmix: the windows saw both kinds of request (% of reads unseen)" \
 		"$(fn "$WORK/q.json" get_key unseen_reads_pct)" '<' 1
+	# Each window call is counted under the thread's innermost traced
+	# caller; main is not traced, so the handlers have none.
+	callers() { jq -r --arg n "$1" '.functions[] | select(.name == $n) |
+		[.window_callers[]? | .name // "none"] | join(",")' "$WORK/q.json"; }
+	expect_eq "reqmix: window callers of set_key, get_key and handle_set" \
+		"$(callers set_key) $(callers get_key) $(callers handle_set)" "handle_set handle_get none"
 	expect_eq "reqmix: set_key was probed in windows, part of each interval" \
 		"$("$ADAPTRACE" export "$WORK/q.data" --format csv 2>/dev/null | awk -F, 'NR > 1 && $4 == "set_key" && $18 < $2 - $1 { n++ } END { print (n > 0) }')" 1
 fi
