@@ -183,7 +183,10 @@ struct {
 	__type(value, __u64);
 } wcalls SEC(".maps");
 
-/* Window calls by time per (function, innermost traced caller): AT_CALLER_KEY. */
+/*
+ * Window calls by time per (function, innermost traced caller): AT_CALLER_KEY.
+ * The loader empties it every interval; redis's windows fill 80-150 pairs.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, AT_CALLERS_MAX);
@@ -235,16 +238,28 @@ static __always_inline bool window_counts(const struct shadow_stack *s, __u32 id
 	return true;
 }
 
-/* A window call of id under the thread's innermost frame (depth frames, below AT_MAX_DEPTH). */
-static __always_inline void count_caller(struct shadow_stack *s, __u32 depth, __u32 id)
+/*
+ * A window call of id entered at sp, under the thread's innermost frame
+ * above sp: a caller's entry sp is strictly higher. A frame at sp is a
+ * sibling whose return went unseen, or the caller of a tail call.
+ */
+static __always_inline void count_caller(struct shadow_stack *s, __u32 depth, __u32 id, __u64 sp)
 {
-	__u32 top = depth - 1, caller = AT_NO_CALLER;
+	__u32 caller = AT_NO_CALLER;
 	__u64 key, *n, one = 1;
 
-	/* The compiler drops the mask, knowing depth's bound; the verifier needs it. */
-	asm volatile("" : "+r"(top));
-	if (depth)
-		caller = frame_at(s, top)->id;
+	for (int i = 0; i < 4 && depth > 0; i++, depth--) {
+		__u32 top = depth - 1;
+		struct frame *f;
+
+		/* The compiler drops the mask, knowing depth's bound; the verifier needs it. */
+		asm volatile("" : "+r"(top));
+		f = frame_at(s, top);
+		if (f->sp > sp) {
+			caller = f->id;
+			break;
+		}
+	}
 	key = AT_CALLER_KEY(id, caller);
 	n = bpf_map_lookup_elem(&wcallers, &key);
 	if (n)
@@ -290,7 +305,7 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 		return 1;
 	}
 	if ((cookie & AT_COOKIE_WINDOW) && in_window())
-		count_caller(s, depth, id);
+		count_caller(s, depth, id, sp);
 	for (int i = 0; i < AT_MAX_DEPTH && i < depth; i++) {
 		if (frame_at(s, i)->id == id) {
 			outer = 0;

@@ -122,13 +122,13 @@ struct at_fstats {
 /*
  * wcallers' key: a window call of function id under its innermost traced
  * caller (AT_NO_CALLER: none on the thread's frames). A function called
- * per request and per reply (redis's clientHasPendingReplies, from
- * addReply and from writeToClient) splits by caller into parts that each
- * follow one yardstick.
+ * per request and per reply (redis's clientHasPendingReplies, under
+ * prepareClientToWrite and under writeToClient) splits by caller into
+ * parts that each follow one yardstick.
  */
 #define AT_NO_CALLER		  0xffffffffu
 #define AT_CALLER_KEY(id, caller) ((__u64)(id) << 32 | (caller))
-#define AT_CALLERS_MAX		  32768
+#define AT_CALLERS_MAX		  8192
 
 static inline __u32 at_read_class(__u32 len)
 {

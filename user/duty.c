@@ -528,7 +528,8 @@ static uint32_t duty_index(const struct at_window *win, uint32_t id)
 /*
  * Take the window calls per innermost caller out of wcallers: each pair
  * is looked up and deleted at once, so a call counted meanwhile lands in
- * the next interval. Pairs of functions no longer demoted are dropped.
+ * the next interval. Pairs of functions no longer demoted are dropped,
+ * and ids that are not ours, which the writer would refuse.
  */
 static void fill_callers(struct at_duty *d, struct at_window *win)
 {
@@ -549,16 +550,15 @@ static void fill_callers(struct at_duty *d, struct at_window *win)
 	}
 	win->callers = nkeys ? at_xcalloc(nkeys, sizeof(*win->callers)) : NULL;
 	for (size_t i = 0; i < nkeys; i++) {
-		uint32_t k = duty_index(win, (uint32_t)(keys[i] >> 32));
+		uint32_t k = duty_index(win, (uint32_t)(keys[i] >> 32)), caller = (uint32_t)keys[i];
 		uint64_t sum = 0;
 
 		if (bpf_map_lookup_and_delete_elem(d->o.wcallers_fd, &keys[i], d->wpercpu))
 			continue;
 		for (int c = 0; c < d->ncpus; c++)
 			sum += d->wpercpu[c];
-		if (sum && k < win->nduty)
-			win->callers[win->ncallers++] =
-			    (struct at_caller_calls){k, (uint32_t)keys[i], sum};
+		if (sum && k < win->nduty && (caller < d->o.n || caller == AT_NO_CALLER))
+			win->callers[win->ncallers++] = (struct at_caller_calls){k, caller, sum};
 	}
 	free(keys);
 	if (win->ncallers)

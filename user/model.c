@@ -164,27 +164,30 @@ static bool follows_writes(const struct at_duty_est *d)
 
 /*
  * The share of a function's window calls made under callers that go by the
- * writes (writes[id], n ids). Split by caller, each part follows one
- * yardstick: redis's clientHasPendingReplies, 6 per request, runs twice per
- * request from addReply and four times per reply from writeToClient and
- * handleClientsWithPendingWrites. Its windows saw 3.4-9.4 times more of the
- * reads than of the writes, so all of it scaled by the reads came out
- * 46-62 % low. The caller's own choice decides, class by class as it is
- * made: a fit of one caller's calls against the unclassed reads and writes
- * sent setCommand (SETs only, under call) by the writes at 3 times its count.
+ * writes (writes[id], n ids; 0 with fewer than AT_DUTY_MIN_STRATUM such
+ * calls), and *calls, all its calls per caller. Split by caller, each part
+ * follows one yardstick: redis's clientHasPendingReplies, 6 per request,
+ * runs twice per request under prepareClientToWrite and four times per
+ * reply under writeToClient and handleClientsWithPendingWrites. Its windows
+ * saw 3.4-9.4 times more of the reads than of the writes, so all of it
+ * scaled by the reads came out 46-62 % low. The caller's own choice
+ * decides, class by class as it is made: a fit of one caller's calls
+ * against the unclassed reads and writes sent setCommand (SETs only, under
+ * call) by the writes at 3 times its count.
  */
-static double writes_share(const struct at_duty_est *d, const bool *writes, size_t n)
+static double writes_share(const struct at_duty_est *d, const bool *writes, size_t n, double *calls)
 {
-	double all = 0, by_writes = 0;
+	double by_writes = 0;
 
+	*calls = 0;
 	for (uint32_t i = 0; i < d->ncallers; i++) {
 		const struct at_caller_total *c = &d->callers[i];
 
-		all += c->calls;
+		*calls += c->calls;
 		if (writes && c->caller < n && writes[c->caller])
 			by_writes += c->calls;
 	}
-	return all > 0 ? by_writes / all : 0;
+	return by_writes >= AT_DUTY_MIN_STRATUM ? by_writes / *calls : 0;
 }
 
 /* Add one interval's window calls per caller. */
@@ -464,20 +467,26 @@ void at_profile_estimate_callers(struct at_func_profile *p, const bool *writes, 
 		 * the calls, they scale the share made under callers they
 		 * scale.
 		 */
-		double var, pool, rest, west, wvar, unseen, reads_on, reads, share;
+		double var, pool, rest, west, wvar, unseen, reads_on, reads, share, split;
 		bool have_writes, by_writes;
 
 		by_writes = class_choice(d, &est, &var, &unseen, &west, &wvar, &have_writes);
 		class_reads(d->cls, &reads_on, &reads);
 		p->unseen_reads = reads > 0 ? unseen / reads : 0;
-		share = have_writes && !by_writes ? writes_share(d, writes, n) : 0;
+		share = have_writes && !by_writes ? writes_share(d, writes, n, &split) : 0;
 		if (by_writes || share >= 1) {
+			/* Its own callees keep the first pass's choice (reads) when share is 1. */
 			est = west;
 			var = wvar;
 			p->by_writes = true;
 		} else if (share > 0) {
+			/*
+			 * Both estimates scale the same window calls: their errors
+			 * add up. So does the share's, binomial over the calls split.
+			 */
+			var = pow((1 - share) * sqrt(var) + share * sqrt(wvar), 2) +
+			      pow(west - est, 2) * share * (1 - share) / split;
 			est = (1 - share) * est + share * west;
-			var = pow(1 - share, 2) * var + share * share * wvar;
 			p->writes_share = share;
 		}
 		pool = d->strat_ref_on > 0 ? d->strat_calls / d->strat_ref_on : 0;

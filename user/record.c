@@ -580,6 +580,8 @@ static int load_programs(struct recorder *r)
 				      at_has_sock_send_tp());
 	if (bpf_program__autoload(s->progs.duty_inputs))
 		bpf_map__set_max_entries(s->maps.wcalls, (n + 1) * AT_SLOTS);
+	else /* preallocated per CPU: no windows, no room */
+		bpf_map__set_max_entries(s->maps.wcallers, 1);
 	if (want_duty(r->o))
 		bpf_program__set_expected_attach_type(s->progs.coarse_session,
 						      AT_BPF_TRACE_UPROBE_SESSION);

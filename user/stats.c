@@ -231,5 +231,6 @@ void at_window_clear(struct at_window *win)
 	free(win->duty);
 	free(win->cls);
 	free(win->wr_cls);
+	free(win->callers);
 	memset(win, 0, sizeof(*win));
 }

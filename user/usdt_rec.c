@@ -566,6 +566,7 @@ int at_usdtrec_sync(struct at_usdt_rec *u, struct at_trace *t, struct at_writer 
 	if (t->nsyms > first) {
 		ps->p = at_xrealloc(ps->p, t->nsyms, sizeof(*ps->p));
 		memset(ps->p + first, 0, (t->nsyms - first) * sizeof(*ps->p));
+		ps->n = t->nsyms;
 		if (at_writer_symbols(w, t->syms + first, t->nsyms - first))
 			return -1;
 	}

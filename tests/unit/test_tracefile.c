@@ -1057,12 +1057,13 @@ static void add_callers_interval(struct at_func_profile *q, uint64_t r_on, uint6
 
 /*
  * redis's clientHasPendingReplies: twice per request under one caller
- * (addReply), four times per reply under another (writeToClient, which
- * goes by the writes), 6000 calls in each of 8 intervals. The windows saw
- * 5-10 times more of the reads than of the writes: as one caller's, by the
- * reads, the calls come out 56 % low. Split by caller, a quarter of the
- * window calls go by the writes: 48000 within 10 % (45784), in its
- * interval. Without knowing the callers' choices, the reads keep it all.
+ * (prepareClientToWrite), four times per reply under another
+ * (writeToClient, which goes by the writes), 6000 calls in each of 8
+ * intervals. The windows saw 5-10 times more of the reads than of the
+ * writes: as one caller's, by the reads, the calls come out 56 % low.
+ * Split by caller, a quarter of the window calls go by the writes: 48000
+ * within 10 % (45784), in its interval. Without knowing the callers'
+ * choices, the reads keep it all.
  */
 static void test_duty_callers_split(void)
 {
