@@ -208,14 +208,16 @@ static __always_inline __u16 cookie_gen(__u64 cookie)
  * for a thread that has not read, while the window is open. The thread's
  * latest read (s) is the request its calls serve, so a window holds whole
  * requests: those read before it opened stay out, and the one it closes on
- * keeps the calls its probes see until they come out.
+ * keeps the calls its probes see until they come out. *by_time: the
+ * call came while the window was open (counted by time).
  */
-static __always_inline bool window_counts(const struct shadow_stack *s, __u32 id)
+static __always_inline bool window_counts(const struct shadow_stack *s, __u32 id, bool *by_time)
 {
 	bool read = s && s->has_read, on = in_window();
 	__u32 key = id * AT_SLOTS + AT_BY_TIME;
 	__u64 *n;
 
+	*by_time = on;
 	if (on) {
 		n = bpf_map_lookup_elem(&wcalls, &key);
 		if (n)
@@ -277,6 +279,7 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 	struct at_fstats *st;
 	struct frame *f;
 	__u32 depth, outer = 1;
+	bool by_time = false;
 
 	if (cookie_gen(cookie) != gen)
 		return 1;
@@ -286,7 +289,7 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 	if (!st)
 		return 1;
 	s = thread_stack(true);
-	if ((cookie & AT_COOKIE_WINDOW) && !window_counts(s, id))
+	if ((cookie & AT_COOKIE_WINDOW) && !window_counts(s, id, &by_time))
 		return 1;
 	st->calls++;
 	if (returns_off || quiesce) {
@@ -304,7 +307,7 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 		diag_inc(AT_DIAG_STACK_OVERFLOW);
 		return 1;
 	}
-	if ((cookie & AT_COOKIE_WINDOW) && in_window())
+	if (by_time)
 		count_caller(s, depth, id, sp);
 	for (int i = 0; i < AT_MAX_DEPTH && i < depth; i++) {
 		if (frame_at(s, i)->id == id) {
