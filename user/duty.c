@@ -502,7 +502,7 @@ static void cls_append(struct at_cls_calls **v, uint32_t *n, size_t *cap, struct
 static int caller_cmp(const void *a, const void *b)
 {
 	const struct at_caller_calls *x = a, *y = b;
-	uint32_t cx = x->caller + 1u, cy = y->caller + 1u; /* AT_NO_CALLER first */
+	uint32_t cx = at_caller_rank(x->caller), cy = at_caller_rank(y->caller);
 
 	if (x->k != y->k)
 		return x->k < y->k ? -1 : 1;

@@ -115,6 +115,12 @@ struct at_caller_calls {
 	uint64_t calls;
 };
 
+/* A caller's order in callers[], and its value in the file: AT_NO_CALLER 0, else id + 1. */
+static inline uint32_t at_caller_rank(uint32_t caller)
+{
+	return caller + 1u;
+}
+
 /* One interval snapshot; only functions with activity are listed. */
 struct at_window {
 	uint64_t start_ns; /* relative to the recording's start */

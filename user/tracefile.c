@@ -513,10 +513,7 @@ static int put_cls_calls(struct at_writer *w, const struct at_cls_calls *cls, ui
 	return 0;
 }
 
-/*
- * Window calls per (duty index, innermost caller), ascending; a caller is
- * stored as its symbol id + 1, 0 for none.
- */
+/* Window calls per (duty index, innermost caller), ascending; a caller as at_caller_rank(). */
 static int write_callers(struct at_writer *w, const struct at_window *win)
 {
 	struct buf *b = &w->raw;
@@ -527,11 +524,11 @@ static int write_callers(struct at_writer *w, const struct at_window *win)
 	put_uv(b, win->ncallers);
 	for (uint32_t i = 0; i < win->ncallers; i++) {
 		const struct at_caller_calls *c = &win->callers[i];
-		uint64_t caller = c->caller == AT_NO_CALLER ? 0 : (uint64_t)c->caller + 1;
+		uint32_t caller = at_caller_rank(c->caller);
 
 		if (c->k >= win->nduty || caller > w->nsyms ||
-		    (i &&
-		     (c->k < c[-1].k || (c->k == c[-1].k && c->caller + 1u <= c[-1].caller + 1u))))
+		    (i && (c->k < c[-1].k ||
+			   (c->k == c[-1].k && caller <= at_caller_rank(c[-1].caller)))))
 			return werr(w, "%s: bad caller entry", w->path);
 		put_uv(b, c->k);
 		put_uv(b, caller);
