@@ -1106,6 +1106,19 @@ static bool write_window_file(const char *name, const struct at_window *w)
 	       at_writer_close(wr) == 0;
 }
 
+/* Whether the writer refuses window w in a new file name, saying why. */
+static bool window_refused(const char *name, const struct at_window *w, const char *why)
+{
+	char err[AT_ERRLEN];
+	struct at_writer *wr = at_writer_open(tpath(name), err, sizeof(err));
+	bool refused = wr && at_writer_header(wr, kv, 5, bins, 2) == 0 &&
+		       at_writer_symbols(wr, syms, NSYMS) == 0 && at_writer_window(wr, w) == -1 &&
+		       strstr(at_writer_error(wr), why);
+
+	at_writer_close(wr);
+	return refused;
+}
+
 /* Whether file name reads back as window w alone, no unknown chunks. */
 static bool reads_back_as(const char *name, const struct at_window *w)
 {
@@ -1185,24 +1198,14 @@ static void test_duty(void)
 		      "duty: a window with calls per caller is written");
 		check(reads_back_as("duty5", &good), "duty: calls per caller round trip");
 		callers[2].caller = 1;
-		wr = at_writer_open(tpath("duty6"), err, sizeof(err));
-		check(wr && at_writer_header(wr, kv, 5, bins, 2) == 0 &&
-			  at_writer_symbols(wr, syms, NSYMS) == 0 &&
-			  at_writer_window(wr, &good) == -1 &&
-			  strstr(at_writer_error(wr), "bad caller entry"),
+		check(window_refused("duty6", &good, "bad caller entry"),
 		      "duty: callers out of order refused");
-		at_writer_close(wr);
 		callers[2].caller = 5;
 		good.has_callers = false;
 
 		good.wr_cls_on[12] = 401;
-		wr = at_writer_open(tpath("duty4"), err, sizeof(err));
-		check(wr && at_writer_header(wr, kv, 5, bins, 2) == 0 &&
-			  at_writer_symbols(wr, syms, NSYMS) == 0 &&
-			  at_writer_window(wr, &good) == -1 &&
-			  strstr(at_writer_error(wr), "more window writes"),
+		check(window_refused("duty4", &good, "more window writes"),
 		      "duty: more window writes than writes in a class refused");
-		at_writer_close(wr);
 	}
 
 	/* 10 s, one exact second with 100 calls, then 9 s probed 10 % with 10/s each. */
