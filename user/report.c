@@ -209,36 +209,42 @@ static double probe_ms_per_s(const struct at_profile_set *ps, const struct row *
 	return (double)seen * hit_ns / (double)ps->duration_ns * 1e3;
 }
 
+/* Most calls first; ties by caller (none first), so the order is the same every run. */
+static int most_calls_first(const void *a, const void *b)
+{
+	const struct at_caller_total *x = a, *y = b;
+
+	if (x->calls != y->calls)
+		return x->calls < y->calls ? 1 : -1;
+	return at_caller_rank(x->caller) < at_caller_rank(y->caller) ? -1 : 1;
+}
+
 /*
  * An estimated function's window calls per innermost traced caller, most
  * first (name null: no traced caller): what the writes share splits.
  */
 static void callers_json(FILE *f, const struct at_trace *t, const struct at_duty_est *d)
 {
-	bool *done;
+	struct at_caller_total *v;
 
 	if (!d->ncaller_win)
 		return;
-	done = at_xcalloc(d->ncallers + 1, sizeof(*done));
+	v = at_xcalloc(d->ncallers + 1, sizeof(*v));
+	if (d->ncallers) {
+		memcpy(v, d->callers, d->ncallers * sizeof(*v));
+		qsort(v, d->ncallers, sizeof(*v), most_calls_first);
+	}
 	fputs(",\"window_callers\":[", f);
-	for (uint32_t n = 0; n < d->ncallers; n++) {
-		uint32_t best = 0;
-
-		while (done[best])
-			best++;
-		for (uint32_t i = best + 1; i < d->ncallers; i++)
-			if (!done[i] && d->callers[i].calls > d->callers[best].calls)
-				best = i;
-		done[best] = true;
-		fputs(n ? ",{\"name\":" : "{\"name\":", f);
-		if (d->callers[best].caller < t->nsyms)
-			at_esc_json(f, t->syms[d->callers[best].caller].name);
+	for (uint32_t i = 0; i < d->ncallers; i++) {
+		fputs(i ? ",{\"name\":" : "{\"name\":", f);
+		if (v[i].caller < t->nsyms)
+			at_esc_json(f, t->syms[v[i].caller].name);
 		else
 			fputs("null", f);
-		fprintf(f, ",\"calls\":%.0f}", d->callers[best].calls);
+		fprintf(f, ",\"calls\":%.0f}", v[i].calls);
 	}
 	fputc(']', f);
-	free(done);
+	free(v);
 }
 
 static void print_json(FILE *f, const struct at_profile_set *ps, struct row *rows, size_t n)
