@@ -32,8 +32,8 @@ struct shadow_stack {
 	__u8 has_read;
 	__u8 read_cls;	     /* the read's size class */
 	__u8 read_in_window; /* it came while a window was open */
-	__u8 pad;
-	__u64 owner; /* in thread_slots: the thread id holding it, 0 when free */
+	__u8 wrote;	     /* it wrote since its latest read (AT_TURNS, AT_WAKES) */
+	__u64 owner;	     /* in thread_slots: the thread id holding it, 0 when free */
 	struct frame f[AT_MAX_DEPTH];
 };
 
@@ -107,6 +107,7 @@ static __always_inline struct shadow_stack *thread_stack(bool create)
 		s->has_read = t ? t->has_read : 0;
 		s->read_cls = t ? t->read_cls : 0;
 		s->read_in_window = t ? t->read_in_window : 0;
+		s->wrote = t ? t->wrote : 0;
 		return s;
 	}
 	return t ? t
@@ -170,7 +171,7 @@ static __always_inline bool in_window(void)
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, AT_SLOTS);
+	__uint(max_entries, AT_REFCALLS);
 	__type(key, __u32);
 	__type(value, struct at_reads);
 } refcalls SEC(".maps");
@@ -471,6 +472,18 @@ int BPF_PROG(coarse_exit, struct task_struct *p)
 	return 0;
 }
 
+/* Count one of refcalls' yardsticks: all of it, and while a window is open. */
+static __always_inline void count_ref(__u32 slot, bool on)
+{
+	struct at_reads *w = bpf_map_lookup_elem(&refcalls, &slot);
+
+	if (w) {
+		w->all++;
+		if (on)
+			w->on++;
+	}
+}
+
 /*
  * The coarse budget's yardstick: the target's socket reads that returned
  * data. A server reads a request and handles it at once, so its calls
@@ -504,22 +517,14 @@ int BPF_PROG(duty_inputs, struct sock *sk, int ret, int flags)
 	}
 	s = thread_stack(true);
 	if (s) {
+		if (s->wrote)
+			count_ref(AT_WAKES, on);
+		s->wrote = 0;
 		s->read_cls = cls;
 		s->read_in_window = on;
 		s->has_read = 1;
 	}
 	return 0;
-}
-
-static __always_inline void count_write(__u32 slot, bool on)
-{
-	struct at_reads *w = bpf_map_lookup_elem(&refcalls, &slot);
-
-	if (w) {
-		w->all++;
-		if (on)
-			w->on++;
-	}
 }
 
 /*
@@ -537,9 +542,13 @@ int BPF_PROG(duty_outputs, struct sock *sk, int ret, int flags)
 	if (ref_tgid ? (__u32)(bpf_get_current_pid_tgid() >> 32) != ref_tgid : !exe_matches())
 		return 0;
 	on = in_window();
-	count_write(AT_BY_TIME, on);
+	count_ref(AT_BY_TIME, on);
 	s = thread_stack(false);
+	if (s && !s->wrote) {
+		count_ref(AT_TURNS, on);
+		s->wrote = 1;
+	}
 	if (s && s->has_read)
-		count_write(AT_WR_CLASS(s->read_cls & (AT_READ_CLASSES - 1)), on);
+		count_ref(AT_WR_CLASS(s->read_cls & (AT_READ_CLASSES - 1)), on);
 	return 0;
 }

@@ -56,8 +56,8 @@ struct at_duty {
 	struct bpf_link *inputs;  /* the yardstick's program, from the first move on */
 	struct bpf_link *outputs; /* the socket writes' */
 	bool inputs_off;	  /* no yardstick: estimates go by time */
-	/* refcalls at the last interval (reads per class, then writes). */
-	struct at_reads ref_last[AT_SLOTS];
+	/* refcalls at the last interval (reads per class, then writes and turns). */
+	struct at_reads ref_last[AT_REFCALLS];
 	struct at_reads *percpu;
 	uint64_t *wlast; /* wcalls at the last interval, per function and class */
 	uint64_t *wpercpu;
@@ -66,7 +66,8 @@ struct at_duty {
 	uint64_t *bvals;
 };
 
-/* refcalls' first n slots so far (reads per size class, then writes), all CPUs; false on error. */
+/* refcalls' first n slots so far (reads per size class, writes, turns), all CPUs; false on error.
+ */
 static bool read_ref(struct at_duty *d, struct at_reads *out, uint32_t n)
 {
 	for (uint32_t k = 0; k < n; k++) {
@@ -397,7 +398,7 @@ int at_duty_demote(struct at_duty *d, const bool *demote, double frac, struct at
 			d->inputs = bpf_program__attach(d->o.inputs);
 		if (d->inputs && d->o.outputs)
 			d->outputs = bpf_program__attach(d->o.outputs);
-		if (!d->inputs || !read_ref(d, d->ref_last, AT_SLOTS))
+		if (!d->inputs || !read_ref(d, d->ref_last, AT_REFCALLS))
 			d->inputs_off = true;
 	}
 	{
@@ -568,12 +569,12 @@ static void fill_callers(struct at_duty *d, struct at_window *win)
 
 void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *win)
 {
-	struct at_reads now[AT_SLOTS];
+	struct at_reads now[AT_REFCALLS];
 	size_t keep = 0, cap = 0, wcap = 0;
 
 	if (!d || !d->ndemoted || b <= a)
 		return;
-	if (!d->inputs_off && read_ref(d, now, d->outputs ? AT_SLOTS : AT_READ_CLASSES)) {
+	if (!d->inputs_off && read_ref(d, now, d->outputs ? AT_REFCALLS : AT_READ_CLASSES)) {
 		for (uint32_t k = 0; k < AT_READ_CLASSES; k++) {
 			since_last(d, now, k, &win->cls_all[k], &win->cls_on[k]);
 			win->ref_all += win->cls_all[k];
@@ -586,6 +587,9 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 			for (uint32_t k = 0; k < AT_READ_CLASSES; k++)
 				since_last(d, now, AT_WR_CLASS(k), &win->wr_cls_all[k],
 					   &win->wr_cls_on[k]);
+			win->has_turns = true;
+			since_last(d, now, AT_TURNS, &win->turn_all, &win->turn_on);
+			since_last(d, now, AT_WAKES, &win->wake_all, &win->wake_on);
 		}
 		win->has_cls = true;
 		if (at_env_flag("ADAPTRACE_DEBUG"))

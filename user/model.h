@@ -160,6 +160,15 @@ struct at_window {
 	bool has_callers;
 	uint32_t ncallers;
 	struct at_caller_calls *callers;
+	/*
+	 * The target's turns of its event loop, in the interval and while a
+	 * window was open (has_turns false: not recorded): their ends (a
+	 * thread's first write after it read) and its wakeups (its first
+	 * read after it wrote).
+	 */
+	bool has_turns;
+	uint64_t turn_all, turn_on;
+	uint64_t wake_all, wake_on;
 };
 
 struct at_end {
@@ -249,6 +258,24 @@ struct at_fit {
 	double tt, tr, rr, tw, ww;
 };
 
+/*
+ * Sums over the intervals with turns recorded of the calls while the
+ * windows were open (t) and of four yardsticks in the windows: reads (r),
+ * writes (w), turn ends (u) and wakeups (a). Fitted through the origin,
+ * they tell whether the calls follow the turns, at either end.
+ */
+struct at_turn_fit {
+	double tt, tr, rr, tw, ww, tu, uu, ta, aa;
+};
+
+/* Which yardstick scales a function's window calls. */
+enum at_yardstick {
+	AT_BY_READS = 0,
+	AT_BY_WRITES = 1,
+	AT_BY_TURNS = 2, /* ends of turns of the event loop (replies begin) */
+	AT_BY_WAKES = 3, /* wakeups of the event loop */
+};
+
 /* A function's calls while the windows were open under one innermost caller. */
 struct at_caller_total {
 	uint32_t caller; /* a symbol id, AT_NO_CALLER: none */
@@ -287,6 +314,10 @@ struct at_duty_est {
 	uint32_t nwr_cls;
 	struct at_strata wr_cls[AT_READ_CLASSES];
 	struct at_fit fit[AT_READ_CLASSES]; /* per class, for follows_writes() */
+	/* Against the turns' ends and the wakeups (nturn intervals recorded them). */
+	uint32_t nturn;
+	struct at_strata tu, wk;
+	struct at_turn_fit tfit;
 	/* Intervals with calls per caller recorded (ncaller_win), and the sums. */
 	uint32_t ncaller_win;
 	uint32_t ncallers;
@@ -312,6 +343,9 @@ struct at_duty_obs {
 	bool has_callers;
 	uint32_t ncallers;
 	const struct at_caller_calls *callers;
+	/* The turns' ends and the wakeups of the event loop, when recorded. */
+	bool has_turns;
+	uint64_t turn_all, turn_on, wake_all, wake_on;
 };
 
 /* Socket reads an interval's windows must see for a ratio of its own. */
@@ -329,6 +363,8 @@ struct at_func_profile {
 	bool by_time;
 	/* Scaled by the target's socket writes: its calls follow them better than reads. */
 	bool by_writes;
+	/* Scaled by the turns of the event loop (AT_BY_TURNS, AT_BY_WAKES), else 0. */
+	int by_turns;
 	/*
 	 * Otherwise the share of its window calls made under callers that go
 	 * by the writes: that part is scaled by the writes, the rest by the reads.
@@ -351,11 +387,17 @@ void at_profile_add(struct at_func_profile *p, const struct at_window_entry *e);
 void at_profile_add_duty(struct at_func_profile *p, const struct at_duty_obs *o);
 /* Scale a duty-cycled function's figures to estimates, once; sets estimated. */
 void at_profile_estimate(struct at_func_profile *p);
-/* Whether the writes alone will scale it (what at_profile_estimate sets as by_writes). */
-bool at_profile_by_writes(const struct at_func_profile *p);
+/*
+ * The yardstick that alone will scale it (enum at_yardstick: what
+ * at_profile_estimate sets as by_turns or by_writes, else the reads).
+ */
+int at_profile_yardstick(const struct at_func_profile *p);
 /*
  * at_profile_estimate, knowing which callers go by the writes (writes[id],
- * n ids): the share of its window calls made under them goes by the writes.
+ * n ids): the share of its window calls made under them goes by the
+ * writes. Not the turns: a caller once a turn may call a function once a
+ * reply (a loop over the turn's clients), whose calls per turn grow in
+ * the windows.
  */
 void at_profile_estimate_callers(struct at_func_profile *p, const bool *writes, size_t n);
 /* Free what a profile owns (its callers' fits). */

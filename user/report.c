@@ -68,6 +68,11 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 					o.wr_cls_on = w->wr_cls_on;
 				}
 				o.has_callers = w->has_callers;
+				o.has_turns = w->has_turns;
+				o.turn_all = w->turn_all;
+				o.turn_on = w->turn_on;
+				o.wake_all = w->wake_all;
+				o.wake_on = w->wake_on;
 			}
 			while (ci < w->ncallers && w->callers[ci].k < k)
 				ci++;
@@ -87,7 +92,7 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 	bool *writes = at_xcalloc(ps->t->nsyms + 1, sizeof(*writes));
 
 	for (size_t i = 0; i < ps->t->nsyms; i++)
-		writes[i] = at_profile_by_writes(&ps->p[i]);
+		writes[i] = at_profile_yardstick(&ps->p[i]) == AT_BY_WRITES;
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		at_profile_estimate_callers(&ps->p[i], writes, ps->t->nsyms);
 	free(writes);
@@ -295,10 +300,12 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 				",\"calls_ci95\":[%.0f,%.0f],\"estimated_by\":\"%s\""
 				",\"unseen_reads_pct\":%.1f",
 				rows[i].p->calls_lo, rows[i].p->calls_hi,
-				rows[i].p->by_time	      ? "time"
-				: rows[i].p->by_writes	      ? "writes"
-				: rows[i].p->writes_share > 0 ? "reads+writes"
-							      : "reads",
+				rows[i].p->by_time		     ? "time"
+				: rows[i].p->by_turns == AT_BY_TURNS ? "turns"
+				: rows[i].p->by_turns == AT_BY_WAKES ? "wakeups"
+				: rows[i].p->by_writes		     ? "writes"
+				: rows[i].p->writes_share > 0	     ? "reads+writes"
+								     : "reads",
 				100 * rows[i].p->unseen_reads);
 			if (!rows[i].p->by_time && rows[i].p->writes_share > 0)
 				fprintf(f, ",\"writes_share_pct\":%.1f",
@@ -652,7 +659,10 @@ static void report_usage(FILE *f)
 	      "closely: work done after a turn of the event loop, like replies),\n"
 	      "\"reads+writes\" (the share \"writes_share_pct\" of its window calls, made under\n"
 	      "callers that go by the writes, by the writes; the rest by the reads: a\n"
-	      "function called per request and per reply) or \"time\" (no reads:\n"
+	      "function called per request and per reply), \"turns\" or \"wakeups\" (by the\n"
+	      "turns of the target's event loop, counted where its replies begin or where\n"
+	      "it wakes up, when the window calls follow them far more closely than the\n"
+	      "reads and writes: work done once a turn) or \"time\" (no reads:\n"
 	      "the windows' slowdown carries over, so the figures undercount),\n"
 	      "\"unseen_reads_pct\": the share of reads of a size the windows almost never\n"
 	      "saw, whose calls are a guess from the other sizes, and \"window_callers\": its\n"

@@ -44,6 +44,14 @@
  *           uv class, uv window_calls} (calls while the window was open, by
  *           the class of the thread's latest read) (follows that READS,
  *           entries ascending; files without it have writes unclassed)
+ *   CALLERS uv start_ns, uv end_ns, uv n {uv duty index, uv caller (0:
+ *           none, else symbol id + 1), uv window_calls} (calls while the
+ *           window was open, by innermost traced caller; follows that DUTY,
+ *           entries ascending)
+ *   TURNS   uv start_ns, uv end_ns, uv turns, uv window_turns, uv wakeups,
+ *           uv window_wakeups (the target's event loop: a thread's first
+ *           write after it read ends a turn, its first read after it wrote
+ *           is a wakeup; follows that READS)
  *
  * Order: HEADER first, then SYMBOLS and WINDOW chunks, END last; unknown
  * chunk types are skipped wherever they appear.
@@ -132,6 +140,8 @@ static const char *chunk_name(uint32_t type, char *buf, size_t len)
 		return "writes";
 	case AT_CHUNK_CALLERS:
 		return "callers";
+	case AT_CHUNK_TURNS:
+		return "turns";
 	}
 	snprintf(buf, len, "type-%u", type);
 	return buf;
@@ -593,7 +603,20 @@ static int write_duty(struct at_writer *w, const struct at_window *win)
 		    write_chunk(w, AT_CHUNK_WRITES, b->p, b->len) < 0)
 			return -1;
 	}
-	return win->has_callers ? write_callers(w, win) : 0;
+	if (win->has_callers && write_callers(w, win) < 0)
+		return -1;
+	if (!win->has_turns)
+		return 0;
+	if (win->turn_on > win->turn_all || win->wake_on > win->wake_all)
+		return werr(w, "%s: more window turns than turns", w->path);
+	b->len = 0;
+	put_uv(b, win->start_ns);
+	put_uv(b, win->end_ns);
+	put_uv(b, win->turn_all);
+	put_uv(b, win->turn_on);
+	put_uv(b, win->wake_all);
+	put_uv(b, win->wake_on);
+	return write_chunk(w, AT_CHUNK_TURNS, b->p, b->len);
 }
 
 int at_writer_window(struct at_writer *w, const struct at_window *win)
@@ -769,7 +792,7 @@ int at_writer_chunk(struct at_writer *w, uint32_t type, const void *raw, size_t 
 	if (wcheck(w, "extension", true) < 0)
 		return -1;
 	if (type <= AT_CHUNK_USDT || (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS) ||
-	    (type >= AT_CHUNK_DUTY && type <= AT_CHUNK_CALLERS))
+	    (type >= AT_CHUNK_DUTY && type <= AT_CHUNK_TURNS))
 		return werr(w, "%s: chunk type %u is reserved", w->path, type);
 	return write_chunk(w, type, raw, len);
 }
@@ -1023,6 +1046,8 @@ static void free_window(struct at_window *w)
 	w->callers = NULL;
 	w->ncallers = 0;
 	w->has_callers = false;
+	w->has_turns = false;
+	w->turn_all = w->turn_on = w->wake_all = w->wake_on = 0;
 }
 
 static bool dec_entry(struct parse *ps, struct cur *c, struct at_window_entry *e)
@@ -1266,6 +1291,32 @@ static bool dec_callers(struct parse *ps, struct cur *c)
 bad:
 	free(v);
 	return false;
+}
+
+/* The turns of the interval that READS just described. */
+static bool dec_turns(struct parse *ps, struct cur *c)
+{
+	struct at_trace *t = ps->t;
+	struct at_window *w = t->nwins ? &t->wins[t->nwins - 1] : NULL;
+	uint64_t start, end, all, on, wall, won;
+
+	if (!get_uv(c, &start, "start time") || !get_uv(c, &end, "end time"))
+		return false;
+	if (!w || w->start_ns != start || w->end_ns != end || !w->has_cls)
+		return cfail(c, "no reads record for this interval");
+	if (w->has_turns)
+		return cfail(c, "second turns record for one window");
+	if (!get_uv(c, &all, "turns") || !get_uv(c, &on, "window turns") ||
+	    !get_uv(c, &wall, "wakeups") || !get_uv(c, &won, "window wakeups"))
+		return false;
+	if (on > all || won > wall)
+		return cfail(c, "more window turns than turns");
+	w->turn_all = all;
+	w->turn_on = on;
+	w->wake_all = wall;
+	w->wake_on = won;
+	w->has_turns = true;
+	return true;
 }
 
 /* The reads per size class of the window just read, after its duty list. */
@@ -1545,7 +1596,7 @@ static bool known_chunk(uint32_t type)
 {
 	return (type >= AT_CHUNK_HEADER && type <= AT_CHUNK_USDT) ||
 	       (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS) ||
-	       (type >= AT_CHUNK_DUTY && type <= AT_CHUNK_CALLERS);
+	       (type >= AT_CHUNK_DUTY && type <= AT_CHUNK_TURNS);
 }
 
 /* Inflate exactly raw bytes out of comp bytes, no more, no less. */
@@ -1771,6 +1822,9 @@ int at_trace_parse(const void *data, size_t len, struct at_trace *t, bool salvag
 			break;
 		case AT_CHUNK_CALLERS:
 			ok = dec_callers(&ps, &c);
+			break;
+		case AT_CHUNK_TURNS:
+			ok = dec_turns(&ps, &c);
 			break;
 		default:
 			ok = dec_end(&ps, &c);

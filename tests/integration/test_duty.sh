@@ -112,6 +112,32 @@ if report_json "$WORK/q.data" "$WORK/q.json"; then
 fi
 expect_eq "reqmix: no coarse or detail link left" "$(our_links)" 0
 
+# An event loop: evloop's before_sleep and after_sleep run once a turn. The
+# probes make a turn longer, so the windows see more requests per turn than
+# the rest of the run, and by the reads once-a-turn work comes out low (18 %
+# here). Its window calls follow the turns, counted at both ends by the
+# socket programs: a thread's first write after it read, its first read
+# after it wrote. Those scale them; the per-request and per-reply functions
+# keep the reads or the writes.
+at_run "$WORK/e" record -o "$WORK/e.data" -f before_sleep -f after_sleep -f handle_request \
+	-f send_reply --select none --budget 5 -- "$TARGETS/evloop" 10
+expect_eq "evloop: record --budget 5 exits 0" "$RC" 0
+if report_json "$WORK/e.data" "$WORK/e.json"; then
+	turns=$(kv "$WORK/e.out" turns) requests=$(kv "$WORK/e.out" requests)
+	for f in before_sleep after_sleep; do
+		expect_match "evloop: $f is estimated by the turns" \
+			"$(fn "$WORK/e.json" $f estimated) $(fn "$WORK/e.json" $f estimated_by)" \
+			'^true (turns|wakeups)$'
+		expect_near "evloop: $f's estimate, once a turn" "$(fn "$WORK/e.json" $f calls)" \
+			"$turns" 10
+	done
+	expect_near "evloop: handle_request's estimate" "$(fn "$WORK/e.json" handle_request calls)" \
+		"$requests" 10
+	expect_near "evloop: send_reply's estimate" "$(fn "$WORK/e.json" send_reply calls)" \
+		"$requests" 10
+fi
+expect_eq "evloop: no coarse or detail link left" "$(our_links)" 0
+
 # No session links: no duty cycle, the warning, and exact counts.
 ADAPTRACE_NO_UPROBE_SESSION=1 at_run "$WORK/n" record -o "$WORK/n.data" -f hot -f cold \
 	--budget 5 -- "$DUTY" 10

@@ -158,7 +158,9 @@ static bool same_window(const struct at_window *a, const struct at_window *b)
 	    memcmp(a->wr_cls_on, b->wr_cls_on, sizeof(a->wr_cls_on)) ||
 	    (a->nwr_cls && memcmp(a->wr_cls, b->wr_cls, a->nwr_cls * sizeof(*a->wr_cls))) ||
 	    a->has_callers != b->has_callers || a->ncallers != b->ncallers ||
-	    (a->ncallers && memcmp(a->callers, b->callers, a->ncallers * sizeof(*a->callers))))
+	    (a->ncallers && memcmp(a->callers, b->callers, a->ncallers * sizeof(*a->callers))) ||
+	    a->has_turns != b->has_turns || a->turn_all != b->turn_all ||
+	    a->turn_on != b->turn_on || a->wake_all != b->wake_all || a->wake_on != b->wake_on)
 		return false;
 	for (uint32_t i = 0; i < a->nduty; i++)
 		if (a->duty[i].id != b->duty[i].id || a->duty[i].on_ns != b->duty[i].on_ns)
@@ -828,10 +830,12 @@ static void test_duty_unseen_class(void)
  * writes; calls after those reads, and by_time calls while they were
  * open. by_class: the writes are recorded by class of the latest read too.
  * callers (n of them, NULL: not recorded): the window calls per caller.
+ * turns (NULL: not recorded): the turns' ends and the wakeups in the
+ * windows, of 1000 each in the interval.
  */
 static void add_interval(struct at_func_profile *q, uint64_t r_on, uint64_t calls, uint64_t by_time,
 			 uint64_t wr_on, bool by_class, const struct at_caller_calls *callers,
-			 uint32_t n)
+			 uint32_t n, const uint64_t turns[2])
 {
 	uint64_t all[AT_READ_CLASSES] = {0}, on[AT_READ_CLASSES] = {0};
 	uint64_t wall[AT_READ_CLASSES] = {0}, won[AT_READ_CLASSES] = {0};
@@ -848,7 +852,12 @@ static void add_interval(struct at_func_profile *q, uint64_t r_on, uint64_t call
 				.wr_on = wr_on,
 				.has_callers = callers != NULL,
 				.ncallers = n,
-				.callers = callers};
+				.callers = callers,
+				.has_turns = turns != NULL,
+				.turn_all = 1000,
+				.turn_on = turns ? turns[0] : 0,
+				.wake_all = 1000,
+				.wake_on = turns ? turns[1] : 0};
 	struct at_window_entry e = {0};
 
 	all[3] = 1000;
@@ -871,7 +880,7 @@ static void add_interval(struct at_func_profile *q, uint64_t r_on, uint64_t call
 static void add_writes_interval(struct at_func_profile *q, uint64_t calls, uint64_t by_time,
 				uint64_t wr_on, bool by_class)
 {
-	add_interval(q, 20, calls, by_time, wr_on, by_class, NULL, 0);
+	add_interval(q, 20, calls, by_time, wr_on, by_class, NULL, 0, NULL);
 }
 
 /*
@@ -1052,7 +1061,7 @@ static void add_callers_interval(struct at_func_profile *q, uint64_t r_on, uint6
 {
 	struct at_caller_calls callers[2] = {{0, 7, a}, {0, 9, b}};
 
-	add_interval(q, r_on, a + b, a + b, w_on, true, callers, 2);
+	add_interval(q, r_on, a + b, a + b, w_on, true, callers, 2, NULL);
 }
 
 /*
@@ -1077,7 +1086,8 @@ static void test_duty_callers_split(void)
 		add_callers_interval(&blind, r_on[i], w_on[i], 2 * r_on[i], 4 * w_on[i]);
 		add_callers_interval(&one, r_on[i], w_on[i], 2 * r_on[i] + 4 * w_on[i], 0);
 	}
-	check(!at_profile_by_writes(&q), "duty callers: the writes alone do not scale it");
+	check(at_profile_yardstick(&q) == AT_BY_READS,
+	      "duty callers: the writes alone do not scale it");
 	at_profile_estimate_callers(&q, writes, 10);
 	at_profile_estimate_callers(&one, writes, 10);
 	at_profile_estimate(&blind);
@@ -1093,6 +1103,73 @@ static void test_duty_callers_split(void)
 	at_profile_free(&q);
 	at_profile_free(&one);
 	at_profile_free(&blind);
+}
+
+/*
+ * An interval of an event loop: 1000 reads, writes, turns' ends and
+ * wakeups each in the interval; in its windows r_on reads and as many
+ * writes, u_on turns' ends and a_on wakeups, and a function's calls by
+ * time: t7 under caller 7 and t9 under caller 9 (the reads-based calls are
+ * the same).
+ */
+static void add_turns_interval(struct at_func_profile *q, uint64_t r_on, uint64_t u_on,
+			       uint64_t a_on, uint64_t t7, uint64_t t9)
+{
+	struct at_caller_calls callers[2] = {{0, 7, t7}, {0, 9, t9}};
+	const uint64_t turns[2] = {u_on, a_on};
+
+	add_interval(q, r_on, t7 + t9, t7 + t9, r_on, true, callers, 2, turns);
+}
+
+/*
+ * redis's beforeSleep: once a turn. The probes make a turn longer, so the
+ * windows see 8-24 reads (and replies) per interval, but only 1-4 turns:
+ * scaled by the reads, 8000 calls come out 84 % low. Its window calls
+ * follow the turns' ends, and those scale them: 8000 within 10 %. A
+ * function once a wakeup goes by the wakeups; one once a request stays with
+ * the reads, and so does one called once a reply under a caller that goes
+ * by the turns (a loop over the turn's clients: the windows' turns are
+ * longer, so by the turns it would come out high).
+ */
+static void test_duty_turns(void)
+{
+	static const uint64_t r_on[8] = {20, 8, 16, 24, 12, 18, 10, 20},
+			      u_on[8] = {2, 1, 3, 4, 1, 2, 1, 2},
+			      a_on[8] = {3, 1, 2, 2, 4, 1, 2, 3};
+	struct at_func_profile turn = {0}, wake = {0}, req = {0}, callee = {0};
+	bool writes[10] = {false};
+
+	for (int i = 0; i < 8; i++) {
+		add_turns_interval(&turn, r_on[i], u_on[i], a_on[i], 0, u_on[i]);
+		add_turns_interval(&wake, r_on[i], u_on[i], a_on[i], a_on[i], 0);
+		add_turns_interval(&req, r_on[i], u_on[i], a_on[i], 2 * r_on[i], 0);
+		add_turns_interval(&callee, r_on[i], u_on[i], a_on[i], 0, r_on[i]);
+	}
+	check(at_profile_yardstick(&turn) == AT_BY_TURNS,
+	      "duty turns: once a turn follows the turns");
+	check(at_profile_yardstick(&wake) == AT_BY_WAKES,
+	      "duty turns: once a wakeup follows the wakeups");
+	check(at_profile_yardstick(&req) == AT_BY_READS,
+	      "duty turns: once a request follows the reads");
+	at_profile_estimate(&turn);
+	at_profile_estimate(&wake);
+	at_profile_estimate(&req);
+	at_profile_estimate_callers(&callee, writes, 10);
+	check(turn.estimated && turn.by_turns == AT_BY_TURNS &&
+		  fabs((double)turn.c.calls / 8000 - 1) <= 0.1 && turn.calls_lo <= 8000 &&
+		  turn.calls_hi >= 8000,
+	      "duty turns: once a turn, by the turns' ends (8000 within 10 %, in its interval)");
+	check(wake.estimated && wake.by_turns == AT_BY_WAKES &&
+		  fabs((double)wake.c.calls / 8000 - 1) <= 0.1,
+	      "duty turns: once a wakeup, by the wakeups (8000 within 10 %)");
+	check(req.estimated && !req.by_turns && req.c.calls == 16000,
+	      "duty turns: once a request, by the reads (16000)");
+	check(callee.estimated && !callee.by_turns && callee.c.calls == 8000,
+	      "duty turns: once a reply under a caller once a turn, by the reads (8000)");
+	at_profile_free(&turn);
+	at_profile_free(&wake);
+	at_profile_free(&req);
+	at_profile_free(&callee);
 }
 
 /* A file named name with the test symbols and window w; true when written. */
@@ -1201,6 +1278,19 @@ static void test_duty(void)
 		check(window_refused("duty6", &good, "bad caller entry"),
 		      "duty: callers out of order refused");
 		callers[2].caller = 5;
+
+		/* The event loop's turns: their ends and its wakeups. */
+		good.has_turns = true;
+		good.turn_all = 600;
+		good.turn_on = 60;
+		good.wake_all = 610;
+		good.wake_on = 61;
+		check(write_window_file("duty7", &good), "duty: a window with turns is written");
+		check(reads_back_as("duty7", &good), "duty: turns round trip");
+		good.wake_on = 611;
+		check(window_refused("duty8", &good, "more window turns"),
+		      "duty: more window wakeups than wakeups refused");
+		good.has_turns = false;
 		good.has_callers = false;
 
 		good.wr_cls_on[12] = 401;
@@ -1291,6 +1381,7 @@ int main(int argc, char **argv)
 	test_duty_writes_undersampled();
 	test_duty_writes_follow();
 	test_duty_callers_split();
+	test_duty_turns();
 	test_duty_writes_not_followed();
 	test_duty_writes_margin();
 	test_duty_writes();
