@@ -491,13 +491,13 @@ static __always_inline void count_ref(__u32 slot, bool on)
  * loop, while writes are often batched at the end of the turn and waits
  * get fewer per request when the probes slow the loop down. A sys_enter
  * program would put every task's every system call on the slow path,
- * which cost redis 8-15 % of its throughput here.
+ * which cost redis 8-15 % of its throughput here. A thread's first read
+ * after it wrote is its event loop waking up.
  */
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(duty_inputs, struct sock *sk, int ret, int flags)
 {
 	struct shadow_stack *s;
-	struct at_reads *r;
 	bool on;
 	__u32 cls;
 
@@ -509,12 +509,7 @@ int BPF_PROG(duty_inputs, struct sock *sk, int ret, int flags)
 	on = in_window();
 	if (window_on && !on)
 		read_after_window = true;
-	r = bpf_map_lookup_elem(&refcalls, &cls);
-	if (r) {
-		r->all++;
-		if (on)
-			r->on++;
-	}
+	count_ref(cls, on);
 	s = thread_stack(true);
 	if (s) {
 		if (s->wrote)
@@ -530,6 +525,7 @@ int BPF_PROG(duty_inputs, struct sock *sk, int ret, int flags)
 /*
  * The target's socket writes that sent data, the yardstick of deferred
  * work: all of them, and per class of the writing thread's latest read.
+ * A thread's first write after it read ends a turn of its event loop.
  */
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(duty_outputs, struct sock *sk, int ret, int flags)
@@ -544,11 +540,12 @@ int BPF_PROG(duty_outputs, struct sock *sk, int ret, int flags)
 	on = in_window();
 	count_ref(AT_BY_TIME, on);
 	s = thread_stack(false);
-	if (s && !s->wrote) {
+	if (!s)
+		return 0;
+	if (s->has_read && !s->wrote)
 		count_ref(AT_TURNS, on);
-		s->wrote = 1;
-	}
-	if (s && s->has_read)
+	s->wrote = 1;
+	if (s->has_read)
 		count_ref(AT_WR_CLASS(s->read_cls & (AT_READ_CLASSES - 1)), on);
 	return 0;
 }

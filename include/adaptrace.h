@@ -124,9 +124,9 @@ struct at_fstats {
  * redis's beforeSleep); AT_WAKES: its first read after it wrote (the loop
  * woke up: afterSleep). Work done once a turn follows one of them, not the
  * reads or writes: the probes make a turn longer, so the windows see more
- * requests per turn than the rest of the run (redis: 24-31 wakeups and 4-9
+ * requests per turn than the rest of the run (redis: 23-31 wakeups and 4-9
  * turn ends in a recording's windows, of some 230,000 each). Each came to
- * 99.9 % of the epoll_wait calls that perf counted on redis.
+ * 99.9 % of redis's epoll_wait calls (sys_enter_epoll_wait, bpftrace).
  */
 #define AT_TURNS    AT_SLOTS
 #define AT_WAKES    (AT_SLOTS + 1)

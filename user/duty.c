@@ -66,8 +66,7 @@ struct at_duty {
 	uint64_t *bvals;
 };
 
-/* refcalls' first n slots so far (reads per size class, writes, turns), all CPUs; false on error.
- */
+/* refcalls' first n slots so far (reads per class, writes, turns), all CPUs; false on error. */
 static bool read_ref(struct at_duty *d, struct at_reads *out, uint32_t n)
 {
 	for (uint32_t k = 0; k < n; k++) {

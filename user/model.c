@@ -135,6 +135,29 @@ static bool writes_estimate(const struct at_duty_est *d, double *est, double *va
 	return true;
 }
 
+/* The residual sum of squares of t fitted through the origin to a yardstick x. */
+static double fit_sse(double tt, double tx, double xx)
+{
+	return xx > 0 ? fmax(tt - tx * tx / xx, 0) : tt;
+}
+
+/*
+ * The residual sums of squares of the calls fitted to the reads and to the
+ * writes, class by class, and their degrees of freedom (*dof: a slope per
+ * class that has data).
+ */
+static void classed_sse(const struct at_duty_est *d, double *sse_r, double *sse_w, double *dof)
+{
+	*sse_r = *sse_w = *dof = 0;
+	for (int k = 0; k < AT_READ_CLASSES; k++) {
+		const struct at_fit *f = &d->fit[k];
+
+		*sse_r += fit_sse(f->tt, f->tr, f->rr);
+		*sse_w += fit_sse(f->tt, f->tw, f->ww);
+		*dof += f->n > 1 ? f->n - 1 : 0;
+	}
+}
+
 /*
  * Whether a function's calls while the windows were open follow the
  * window writes far more closely than the window reads: fitted through the
@@ -149,16 +172,11 @@ static bool writes_estimate(const struct at_duty_est *d, double *est, double *va
  */
 static bool follows_writes(const struct at_duty_est *d)
 {
-	double sse_r = 0, sse_w = 0;
+	double sse_r, sse_w, dof;
 
 	if (d->nwr_cls < 3 || d->nwr_cls != d->nwr)
 		return false;
-	for (int k = 0; k < AT_READ_CLASSES; k++) {
-		const struct at_fit *f = &d->fit[k];
-
-		sse_r += f->rr > 0 ? fmax(f->tt - f->tr * f->tr / f->rr, 0) : f->tt;
-		sse_w += f->ww > 0 ? fmax(f->tt - f->tw * f->tw / f->ww, 0) : f->tt;
-	}
+	classed_sse(d, &sse_r, &sse_w, &dof);
 	return 3 * sse_w < sse_r;
 }
 
@@ -228,12 +246,9 @@ static void turns_add(struct at_duty_est *d, const struct at_duty_obs *o)
 	f->uu += u * u;
 	f->ta += t * a;
 	f->aa += a * a;
-}
-
-/* The residual sum of squares of t fitted through the origin to a yardstick x. */
-static double fit_sse(double tt, double tx, double xx)
-{
-	return xx > 0 ? fmax(tt - tx * tx / xx, 0) : tt;
+	f->nt += t > 0;
+	f->nu += u > 0;
+	f->na += a > 0;
 }
 
 /*
@@ -243,27 +258,46 @@ static double fit_sse(double tt, double tx, double xx)
  * the origin interval by interval, the residual sum of squares is less than
  * a third of both of theirs. Work done once a turn passes (redis's
  * beforeSleep and afterSleep); work done per request or per reply does
- * not. Needs every interval with turns, 3 of them, 5 calls and 3 turns in
- * the windows: they catch few turns (redis: 4-30 a recording), and a
- * sparse function could fit them by chance. With a margin of 1 rather than
- * 3, 2 of 8 redis recordings lost 20 functions that way.
+ * not. The reads and writes are fitted class by class when the writes were
+ * (a function run per SET fits the SETs' reads, not all the reads: fitted
+ * unclassed, one went by the turns at 4 times its count). When neither the
+ * writes nor its callers' writes scale it (writes_too false), a third of
+ * the reads' and no more than the writes' is enough: beforeSleep's calls
+ * fit the few window writes nearly as well as the turns in 3 of 8 redis
+ * recordings, and stayed with the reads at -95 %. Needs every interval
+ * with turns, 3 of them, 5 calls and 3 turns in the windows, and calls and
+ * turns in 3 intervals each: the windows catch few turns (redis: 4-9 ends
+ * a recording), and a function seen in one burst fits anything. With a
+ * margin of 1 rather than 3, 2 of 8 redis recordings lost 20 functions.
  */
-static int follows_turns(const struct at_duty_est *d)
+static enum at_yardstick follows_turns(const struct at_duty_est *d, bool writes_too)
 {
 	const struct at_turn_fit *f = &d->tfit;
-	double r, w, u, a;
+	double r, w, u, a, best, dof;
 
-	if (d->nturn < 3 || d->nturn != d->ncls_win || d->tu.calls + d->tu.rest_calls < 5)
+	if (d->nturn < 3 || d->nturn != d->ncls_win || d->tu.calls + d->tu.rest_calls < 5 ||
+	    f->nt < 3)
 		return AT_BY_READS;
-	r = fit_sse(f->tt, f->tr, f->rr);
-	w = fit_sse(f->tt, f->tw, f->ww);
-	u = fit_sse(f->tt, f->tu, f->uu);
-	a = fit_sse(f->tt, f->ta, f->aa);
-	if (d->tu.on + d->tu.rest_on < AT_DUTY_MIN_STRATUM)
-		u = INFINITY;
-	if (d->wk.on + d->wk.rest_on < AT_DUTY_MIN_STRATUM)
-		a = INFINITY;
-	if (3 * fmin(u, a) < fmin(r, w))
+	/*
+	 * Mean squares. The reads and writes also class by class, where a
+	 * function of one kind of request fits them far better, at half
+	 * weight: a slope per class fits the noise too.
+	 */
+	r = fit_sse(f->tt, f->tr, f->rr) / (d->nturn - 1);
+	w = fit_sse(f->tt, f->tw, f->ww) / (d->nturn - 1);
+	if (d->nwr_cls >= 3 && d->nwr_cls == d->nwr) {
+		double rc, wc;
+
+		classed_sse(d, &rc, &wc, &dof);
+		if (dof > 0) {
+			r = fmin(r, 2 * rc / dof);
+			w = fmin(w, 2 * wc / dof);
+		}
+	}
+	u = f->nu >= 3 ? fit_sse(f->tt, f->tu, f->uu) / (d->nturn - 1) : INFINITY;
+	a = f->na >= 3 ? fit_sse(f->tt, f->ta, f->aa) / (d->nturn - 1) : INFINITY;
+	best = fmin(u, a);
+	if (3 * best < r && (writes_too ? 3 * best < w : best <= w))
 		return u <= a ? AT_BY_TURNS : AT_BY_WAKES;
 	return AT_BY_READS;
 }
@@ -279,7 +313,7 @@ static double turns_estimate(const struct at_strata *s, double *var)
 	double calls = s->calls + s->rest_calls, on = s->on + s->rest_on;
 	double q = on > 0 ? calls / on : 0, est = s->est + fmax(s->rest_calls, q * s->rest_all);
 
-	*var = s->n >= 2 ? strata_spread(s) * s->rr : 0;
+	*var = s->n >= 2 ? strata_spread(s) * s->rr : s->n ? s->poisson : 0;
 	*var += q * q * s->rest_all * s->rest_all / fmax(calls, 1);
 	*var = fmax(*var, est * est / fmax(calls, 1));
 	return est;
@@ -345,6 +379,7 @@ void at_profile_add_duty(struct at_func_profile *p, const struct at_duty_obs *o)
 				f->rr += ron * ron;
 				f->tw += t * won;
 				f->ww += won * won;
+				f->n += t > 0 || ron > 0 || won > 0;
 			}
 		}
 		return;
@@ -501,20 +536,14 @@ static bool class_choice(const struct at_duty_est *d, double *est, double *var, 
 				follows_writes(d));
 }
 
-int at_profile_yardstick(const struct at_func_profile *p)
+bool at_profile_by_writes(const struct at_func_profile *p)
 {
 	double est, var, unseen, west, wvar;
 	bool have_writes;
-	int turns;
 
 	if (!p->duty.nwin || p->estimated || !p->duty.ncls_win)
-		return p->by_turns ? p->by_turns : p->by_writes ? AT_BY_WRITES : AT_BY_READS;
-	turns = follows_turns(&p->duty);
-	if (turns)
-		return turns;
-	return class_choice(&p->duty, &est, &var, &unseen, &west, &wvar, &have_writes)
-		   ? AT_BY_WRITES
-		   : AT_BY_READS;
+		return p->by_writes;
+	return class_choice(&p->duty, &est, &var, &unseen, &west, &wvar, &have_writes);
 }
 
 /*
@@ -557,11 +586,11 @@ void at_profile_estimate_callers(struct at_func_profile *p, const bool *writes, 
 		by_writes = class_choice(d, &est, &var, &unseen, &west, &wvar, &have_writes);
 		class_reads(d->cls, &reads_on, &reads);
 		p->unseen_reads = reads > 0 ? unseen / reads : 0;
-		p->by_turns = follows_turns(d);
-		share = have_writes && !by_writes && !p->by_turns
-			    ? writes_share(d, writes, n, &split)
-			    : 0;
-		if (p->by_turns) {
+		share = have_writes && !by_writes ? writes_share(d, writes, n, &split) : 0;
+		p->by_turns = follows_turns(d, by_writes || share > 0);
+		if (p->by_turns != AT_BY_READS) {
+			/* The reads do not scale it: their unseen classes do not matter. */
+			p->unseen_reads = 0;
 			est = turns_estimate(p->by_turns == AT_BY_TURNS ? &d->tu : &d->wk, &var);
 		} else if (by_writes || share >= 1) {
 			/* Its own callees keep the first pass's choice (reads) when share is 1. */

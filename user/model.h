@@ -256,6 +256,7 @@ struct at_strata {
  */
 struct at_fit {
 	double tt, tr, rr, tw, ww;
+	uint32_t n; /* intervals with window calls, reads or writes of the class */
 };
 
 /*
@@ -266,6 +267,7 @@ struct at_fit {
  */
 struct at_turn_fit {
 	double tt, tr, rr, tw, ww, tu, uu, ta, aa;
+	uint32_t nt, nu, na; /* intervals with window calls, turn ends, wakeups */
 };
 
 /* Which yardstick scales a function's window calls. */
@@ -363,8 +365,8 @@ struct at_func_profile {
 	bool by_time;
 	/* Scaled by the target's socket writes: its calls follow them better than reads. */
 	bool by_writes;
-	/* Scaled by the turns of the event loop (AT_BY_TURNS, AT_BY_WAKES), else 0. */
-	int by_turns;
+	/* Scaled by the turns of the event loop (AT_BY_TURNS, AT_BY_WAKES), else AT_BY_READS. */
+	enum at_yardstick by_turns;
 	/*
 	 * Otherwise the share of its window calls made under callers that go
 	 * by the writes: that part is scaled by the writes, the rest by the reads.
@@ -388,10 +390,13 @@ void at_profile_add_duty(struct at_func_profile *p, const struct at_duty_obs *o)
 /* Scale a duty-cycled function's figures to estimates, once; sets estimated. */
 void at_profile_estimate(struct at_func_profile *p);
 /*
- * The yardstick that alone will scale it (enum at_yardstick: what
- * at_profile_estimate sets as by_turns or by_writes, else the reads).
+ * Whether the writes alone scale it rather than the reads (what
+ * at_profile_estimate sets as by_writes, unless the turns scale it): its
+ * callees' calls under it follow the writes. One that goes by the turns
+ * counts too: redis's handleClientsWithPendingWrites runs once a turn, but
+ * its callees loop over the turn's replies.
  */
-int at_profile_yardstick(const struct at_func_profile *p);
+bool at_profile_by_writes(const struct at_func_profile *p);
 /*
  * at_profile_estimate, knowing which callers go by the writes (writes[id],
  * n ids): the share of its window calls made under them goes by the

@@ -92,7 +92,7 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 	bool *writes = at_xcalloc(ps->t->nsyms + 1, sizeof(*writes));
 
 	for (size_t i = 0; i < ps->t->nsyms; i++)
-		writes[i] = at_profile_yardstick(&ps->p[i]) == AT_BY_WRITES;
+		writes[i] = at_profile_by_writes(&ps->p[i]);
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		at_profile_estimate_callers(&ps->p[i], writes, ps->t->nsyms);
 	free(writes);

@@ -607,6 +607,8 @@ static int write_duty(struct at_writer *w, const struct at_window *win)
 		return -1;
 	if (!win->has_turns)
 		return 0;
+	if (!win->has_writes)
+		return werr(w, "%s: turns without writes", w->path);
 	if (win->turn_on > win->turn_all || win->wake_on > win->wake_all)
 		return werr(w, "%s: more window turns than turns", w->path);
 	b->len = 0;
@@ -791,8 +793,8 @@ int at_writer_chunk(struct at_writer *w, uint32_t type, const void *raw, size_t 
 {
 	if (wcheck(w, "extension", true) < 0)
 		return -1;
-	if (type <= AT_CHUNK_USDT || (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS) ||
-	    (type >= AT_CHUNK_DUTY && type <= AT_CHUNK_TURNS))
+	/* Every range tracefile.h reserves, used or not: a reader may know more of them. */
+	if (type < AT_CHUNK_RESERVED)
 		return werr(w, "%s: chunk type %u is reserved", w->path, type);
 	return write_chunk(w, type, raw, len);
 }
@@ -1293,7 +1295,7 @@ bad:
 	return false;
 }
 
-/* The turns of the interval that READS just described. */
+/* The turns of the interval that READS just described, with its writes. */
 static bool dec_turns(struct parse *ps, struct cur *c)
 {
 	struct at_trace *t = ps->t;
@@ -1302,8 +1304,8 @@ static bool dec_turns(struct parse *ps, struct cur *c)
 
 	if (!get_uv(c, &start, "start time") || !get_uv(c, &end, "end time"))
 		return false;
-	if (!w || w->start_ns != start || w->end_ns != end || !w->has_cls)
-		return cfail(c, "no reads record for this interval");
+	if (!w || w->start_ns != start || w->end_ns != end || !w->has_cls || !w->has_writes)
+		return cfail(c, "no reads record with writes for this interval");
 	if (w->has_turns)
 		return cfail(c, "second turns record for one window");
 	if (!get_uv(c, &all, "turns") || !get_uv(c, &on, "window turns") ||

@@ -33,9 +33,12 @@ enum at_chunk_type {
 			       /*
 				* Readers skip types they do not know. Reserved ranges, one per
 				* concern: 5-9 USDT, 10-19 detail phase (events, selection log,
-				* detail stats), 20-29 diff/export, 30-39 coarse budget.
+				* detail stats), 20-29 diff/export, 30-39 coarse budget. Types
+				* from AT_CHUNK_RESERVED on are for extensions.
 				*/
 };
+
+enum { AT_CHUNK_RESERVED = 40 };
 
 struct at_writer;
 

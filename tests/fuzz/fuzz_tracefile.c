@@ -28,6 +28,10 @@ static void check(int rc, const struct at_trace *t, const char *err, bool salvag
 	for (size_t i = 0; i < t->nwins; i++) {
 		const struct at_window *w = &t->wins[i];
 
+		if (w->wr_on > w->wr_all ||
+		    (w->has_turns &&
+		     (!w->has_writes || w->turn_on > w->turn_all || w->wake_on > w->wake_all)))
+			abort();
 		for (uint32_t j = 0; j < w->n; j++) {
 			const struct at_window_entry *e = &w->e[j];
 

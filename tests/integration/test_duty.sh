@@ -113,12 +113,13 @@ fi
 expect_eq "reqmix: no coarse or detail link left" "$(our_links)" 0
 
 # An event loop: evloop's before_sleep and after_sleep run once a turn. The
-# probes make a turn longer, so the windows see more requests per turn than
-# the rest of the run, and by the reads once-a-turn work comes out low (18 %
-# here). Its window calls follow the turns, counted at both ends by the
-# socket programs: a thread's first write after it read, its first read
-# after it wrote. Those scale them; the per-request and per-reply functions
-# keep the reads or the writes.
+# probes make a turn longer, and evloop's clients change their number every
+# second, so the windows see requests per turn unlike the rest of the run's:
+# by the reads once-a-turn work came out 6 % low to 11 % high. Its window
+# calls follow the turns, counted at both ends by the socket programs (a
+# thread's first write after it read, its first read after it wrote), and
+# those scale them; the per-request and per-reply functions keep the reads
+# or the writes.
 at_run "$WORK/e" record -o "$WORK/e.data" -f before_sleep -f after_sleep -f handle_request \
 	-f send_reply --select none --budget 5 -- "$TARGETS/evloop" 10
 expect_eq "evloop: record --budget 5 exits 0" "$RC" 0

@@ -3,8 +3,9 @@
  * evloop: an event-loop server and its clients, like redis under
  * redis-benchmark. A child process runs CLIENTS threads (4), each sending
  * a request and waiting for its reply, for SECONDS (default 6): its socket
- * I/O is not the server's. The main thread turns an epoll loop:
- * before_sleep() writes the replies pending (one send_reply() each), then
+ * I/O is not the server's. In turns of a second 4, 1 and 2 clients send, so
+ * the requests per turn change and the reads cannot stand in for the turns. The main thread turns
+ * an epoll loop: before_sleep() writes the replies pending (one send_reply() each), then
  * epoll_wait, after_sleep(), and a handle_request() per request read. So
  * before_sleep and after_sleep run once a turn, handle_request once a read
  * and send_reply once a write, and a turn reads 1 to 4 requests. Prints
@@ -26,6 +27,7 @@
 static int server_fd[CLIENTS], client_fd[CLIENTS];
 static bool pending[CLIENTS];
 static double secs = 6;
+static uint64_t start_ns;
 static unsigned long n_turns, n_wakes, n_requests, n_replies;
 
 TRACED void send_reply(int c)
@@ -61,12 +63,18 @@ static void *client(void *arg)
 {
 	int fd = client_fd[(intptr_t)arg];
 	char msg[REQ_LEN] = {0}, reply[8];
-	uint64_t end = now_ns() + (uint64_t)(secs * 1e9);
+	static const int active[3] = {4, 1, 2};
+	uint64_t end = start_ns + (uint64_t)(secs * 1e9), now;
 
-	while (now_ns() < end)
+	while ((now = now_ns()) < end) {
+		if ((intptr_t)arg >= active[(now - start_ns) / 1000000000 % 3]) {
+			sleep_ns(1000000);
+			continue;
+		}
 		if (send(fd, msg, sizeof(msg), MSG_NOSIGNAL) < 0 ||
 		    recv(fd, reply, sizeof(reply), 0) <= 0)
 			break;
+	}
 	shutdown(fd, SHUT_WR);
 	return NULL;
 }
@@ -105,6 +113,7 @@ int main(int argc, char **argv)
 		if (epoll_ctl(ep, EPOLL_CTL_ADD, sv[0], &ev[0]) < 0)
 			return 1;
 	}
+	start_ns = now_ns();
 	child = fork();
 	if (child < 0)
 		return 1;
