@@ -540,12 +540,11 @@ int BPF_PROG(duty_outputs, struct sock *sk, int ret, int flags)
 	on = in_window();
 	count_ref(AT_BY_TIME, on);
 	s = thread_stack(false);
-	if (!s)
+	if (!s || !s->has_read)
 		return 0;
-	if (s->has_read && !s->wrote)
+	if (!s->wrote)
 		count_ref(AT_TURNS, on);
 	s->wrote = 1;
-	if (s->has_read)
-		count_ref(AT_WR_CLASS(s->read_cls & (AT_READ_CLASSES - 1)), on);
+	count_ref(AT_WR_CLASS(s->read_cls & (AT_READ_CLASSES - 1)), on);
 	return 0;
 }

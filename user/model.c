@@ -143,18 +143,24 @@ static double fit_sse(double tt, double tx, double xx)
 
 /*
  * The residual sums of squares of the calls fitted to the reads and to the
- * writes, class by class, and their degrees of freedom (*dof: a slope per
- * class that has data).
+ * writes, class by class, and their mean squares per class, summed
+ * (*ms_r, *ms_w: on the scale of a whole interval's, whatever the number
+ * of classes the calls spread over).
  */
-static void classed_sse(const struct at_duty_est *d, double *sse_r, double *sse_w, double *dof)
+static void classed_sse(const struct at_duty_est *d, double *sse_r, double *sse_w, double *ms_r,
+			double *ms_w)
 {
-	*sse_r = *sse_w = *dof = 0;
+	*sse_r = *sse_w = *ms_r = *ms_w = 0;
 	for (int k = 0; k < AT_READ_CLASSES; k++) {
 		const struct at_fit *f = &d->fit[k];
+		double r = fit_sse(f->tt, f->tr, f->rr), w = fit_sse(f->tt, f->tw, f->ww);
 
-		*sse_r += fit_sse(f->tt, f->tr, f->rr);
-		*sse_w += fit_sse(f->tt, f->tw, f->ww);
-		*dof += f->n > 1 ? f->n - 1 : 0;
+		*sse_r += r;
+		*sse_w += w;
+		if (f->n > 1) {
+			*ms_r += r / (f->n - 1);
+			*ms_w += w / (f->n - 1);
+		}
 	}
 }
 
@@ -172,11 +178,11 @@ static void classed_sse(const struct at_duty_est *d, double *sse_r, double *sse_
  */
 static bool follows_writes(const struct at_duty_est *d)
 {
-	double sse_r, sse_w, dof;
+	double sse_r, sse_w, ms_r, ms_w;
 
 	if (d->nwr_cls < 3 || d->nwr_cls != d->nwr)
 		return false;
-	classed_sse(d, &sse_r, &sse_w, &dof);
+	classed_sse(d, &sse_r, &sse_w, &ms_r, &ms_w);
 	return 3 * sse_w < sse_r;
 }
 
@@ -198,6 +204,9 @@ static double writes_share(const struct at_duty_est *d, const bool *writes, size
 	double by_writes = 0;
 
 	*calls = 0;
+	/* A file cut between an interval's chunks: not every interval has its callers. */
+	if (d->ncaller_win != d->ncls_win)
+		return 0;
 	for (uint32_t i = 0; i < d->ncallers; i++) {
 		const struct at_caller_total *c = &d->callers[i];
 
@@ -255,8 +264,8 @@ static void turns_add(struct at_duty_est *d, const struct at_duty_obs *o)
  * Whether a function's window calls follow the turns of the event loop
  * (AT_BY_TURNS: their ends, AT_BY_WAKES: the wakeups, whichever fits
  * better) far more closely than the reads and the writes: fitted through
- * the origin interval by interval, the residual sum of squares is less than
- * a third of both of theirs. Work done once a turn passes (redis's
+ * the origin interval by interval, the mean square residual is less than a
+ * third of both of theirs. Work done once a turn passes (redis's
  * beforeSleep and afterSleep); work done per request or per reply does
  * not. The reads and writes are fitted class by class when the writes were
  * (a function run per SET fits the SETs' reads, not all the reads: fitted
@@ -273,7 +282,7 @@ static void turns_add(struct at_duty_est *d, const struct at_duty_obs *o)
 static enum at_yardstick follows_turns(const struct at_duty_est *d, bool writes_too)
 {
 	const struct at_turn_fit *f = &d->tfit;
-	double r, w, u, a, best, dof;
+	double r, w, u, a, best;
 
 	if (d->nturn < 3 || d->nturn != d->ncls_win || d->tu.calls + d->tu.rest_calls < 5 ||
 	    f->nt < 3)
@@ -286,13 +295,11 @@ static enum at_yardstick follows_turns(const struct at_duty_est *d, bool writes_
 	r = fit_sse(f->tt, f->tr, f->rr) / (d->nturn - 1);
 	w = fit_sse(f->tt, f->tw, f->ww) / (d->nturn - 1);
 	if (d->nwr_cls >= 3 && d->nwr_cls == d->nwr) {
-		double rc, wc;
+		double sse_r, sse_w, ms_r, ms_w;
 
-		classed_sse(d, &rc, &wc, &dof);
-		if (dof > 0) {
-			r = fmin(r, 2 * rc / dof);
-			w = fmin(w, 2 * wc / dof);
-		}
+		classed_sse(d, &sse_r, &sse_w, &ms_r, &ms_w);
+		r = fmin(r, 2 * ms_r);
+		w = fmin(w, 2 * ms_w);
 	}
 	u = f->nu >= 3 ? fit_sse(f->tt, f->tu, f->uu) / (d->nturn - 1) : INFINITY;
 	a = f->na >= 3 ? fit_sse(f->tt, f->ta, f->aa) / (d->nturn - 1) : INFINITY;

@@ -62,8 +62,9 @@ int at_writer_events(struct at_writer *w, const struct at_event *ev, size_t n);
 int at_writer_selection(struct at_writer *w, const struct at_sel_change *c, size_t n);
 int at_writer_dstats(struct at_writer *w, const struct at_detail_stats *d, size_t n);
 /*
- * Append a chunk of a type this module does not encode (type > AT_CHUNK_END),
- * e.g. events; its raw payload is compressed and framed like the others.
+ * Append a chunk of an extension's type (AT_CHUNK_RESERVED or above; the
+ * types below are the format's); its raw payload is compressed and framed
+ * like the others.
  */
 int at_writer_chunk(struct at_writer *w, uint32_t type, const void *raw, size_t len);
 /* Last error text of a failed write call. */
