@@ -523,14 +523,22 @@ static int put_cls_calls(struct at_writer *w, const struct at_cls_calls *cls, ui
 	return 0;
 }
 
-/* Window calls per (duty index, innermost caller), ascending; a caller as at_caller_rank(). */
-static int write_callers(struct at_writer *w, const struct at_window *win)
+/* Start a chunk about one interval in the raw buffer: its start and end. */
+static struct buf *interval_chunk(struct at_writer *w, const struct at_window *win)
 {
 	struct buf *b = &w->raw;
 
 	b->len = 0;
 	put_uv(b, win->start_ns);
 	put_uv(b, win->end_ns);
+	return b;
+}
+
+/* Window calls per (duty index, innermost caller), ascending; a caller as at_caller_rank(). */
+static int write_callers(struct at_writer *w, const struct at_window *win)
+{
+	struct buf *b = interval_chunk(w, win);
+
 	put_uv(b, win->ncallers);
 	for (uint32_t i = 0; i < win->ncallers; i++) {
 		const struct at_caller_calls *c = &win->callers[i];
@@ -550,14 +558,12 @@ static int write_callers(struct at_writer *w, const struct at_window *win)
 /* Ids ascend, so each is stored as the gap from the one before. */
 static int write_duty(struct at_writer *w, const struct at_window *win)
 {
-	struct buf *b = &w->raw;
+	struct buf *b;
 	uint32_t prev = 0;
 
-	b->len = 0;
 	if (win->ref_on > win->ref_all)
 		return werr(w, "%s: more window calls than calls", w->path);
-	put_uv(b, win->start_ns);
-	put_uv(b, win->end_ns);
+	b = interval_chunk(w, win);
 	put_uv(b, win->ref_all);
 	put_uv(b, win->ref_on);
 	put_uv(b, win->nduty);
@@ -575,9 +581,7 @@ static int write_duty(struct at_writer *w, const struct at_window *win)
 		return -1;
 	if (!win->has_cls)
 		return 0;
-	b->len = 0;
-	put_uv(b, win->start_ns);
-	put_uv(b, win->end_ns);
+	interval_chunk(w, win);
 	if (put_class_pairs(w, win->cls_all, win->cls_on, "reads") < 0)
 		return -1;
 	if (win->wr_on > win->wr_all)
@@ -593,9 +597,7 @@ static int write_duty(struct at_writer *w, const struct at_window *win)
 	if (win->has_wr_cls) {
 		if (!win->has_writes)
 			return werr(w, "%s: writes by class without writes", w->path);
-		b->len = 0;
-		put_uv(b, win->start_ns);
-		put_uv(b, win->end_ns);
+		interval_chunk(w, win);
 		if (put_class_pairs(w, win->wr_cls_all, win->wr_cls_on, "writes") < 0)
 			return -1;
 		if (put_cls_calls(w, win->wr_cls, win->nwr_cls, AT_READ_CLASSES - 1, win->nduty) <
@@ -611,9 +613,7 @@ static int write_duty(struct at_writer *w, const struct at_window *win)
 		return werr(w, "%s: turns without writes", w->path);
 	if (win->turn_on > win->turn_all || win->wake_on > win->wake_all)
 		return werr(w, "%s: more window turns than turns", w->path);
-	b->len = 0;
-	put_uv(b, win->start_ns);
-	put_uv(b, win->end_ns);
+	interval_chunk(w, win);
 	put_uv(b, win->turn_all);
 	put_uv(b, win->turn_on);
 	put_uv(b, win->wake_all);
@@ -634,9 +634,7 @@ int at_writer_window(struct at_writer *w, const struct at_window *win)
 			memset(w->stamp, 0, w->nsyms * sizeof(*w->stamp));
 		w->gen = 1;
 	}
-	b->len = 0;
-	put_uv(b, win->start_ns);
-	put_uv(b, win->end_ns);
+	interval_chunk(w, win);
 	put_uv(b, win->n);
 	for (uint32_t i = 0; i < win->n; i++) {
 		const struct at_window_entry *e = &win->e[i];
@@ -1130,17 +1128,34 @@ static bool dec_window(struct parse *ps, struct cur *c)
 	return true;
 }
 
+/*
+ * The window a coarse-budget chunk describes: its interval, read from c,
+ * must be the last window's. *w: that window, or NULL when it is not.
+ */
+static bool interval_window(struct parse *ps, struct cur *c, struct at_window **w)
+{
+	struct at_trace *t = ps->t;
+	uint64_t start, end;
+
+	if (!get_uv(c, &start, "start time") || !get_uv(c, &end, "end time"))
+		return false;
+	*w = t->nwins ? &t->wins[t->nwins - 1] : NULL;
+	if (*w && ((*w)->start_ns != start || (*w)->end_ns != end))
+		*w = NULL;
+	return true;
+}
+
 /* The duty list of the window just read; it names the same interval. */
 static bool dec_duty(struct parse *ps, struct cur *c)
 {
 	struct at_trace *t = ps->t;
-	struct at_window *w = t->nwins ? &t->wins[t->nwins - 1] : NULL;
-	uint64_t start, end, gap, id = 0;
+	struct at_window *w;
+	uint64_t gap, id = 0;
 	size_t n;
 
-	if (!get_uv(c, &start, "start time") || !get_uv(c, &end, "end time"))
+	if (!interval_window(ps, c, &w))
 		return false;
-	if (!w || w->start_ns != start || w->end_ns != end)
+	if (!w)
 		return cfail(c, "no window for this interval");
 	if (w->nduty || w->ref_all)
 		return cfail(c, "second duty list for one window");
@@ -1167,7 +1182,7 @@ static bool dec_duty(struct parse *ps, struct cur *c)
 			cfail(c, "duty symbol out of range (%zu symbols)", t->nsyms);
 			goto bad;
 		}
-		if (d->on_ns > end - start) {
+		if (d->on_ns > w->end_ns - w->start_ns) {
 			cfail(c, "symbol %llu probed longer than its interval",
 			      (unsigned long long)id);
 			goto bad;
@@ -1234,13 +1249,11 @@ bad:
 /* Writes per read class of the interval that READS just described. */
 static bool dec_writes(struct parse *ps, struct cur *c)
 {
-	struct at_trace *t = ps->t;
-	struct at_window *w = t->nwins ? &t->wins[t->nwins - 1] : NULL;
-	uint64_t start, end;
+	struct at_window *w;
 
-	if (!get_uv(c, &start, "start time") || !get_uv(c, &end, "end time"))
+	if (!interval_window(ps, c, &w))
 		return false;
-	if (!w || w->start_ns != start || w->end_ns != end || !w->has_cls || !w->has_writes)
+	if (!w || !w->has_cls || !w->has_writes)
 		return cfail(c, "no reads record with writes for this interval");
 	if (w->has_wr_cls)
 		return cfail(c, "second writes record for one window");
@@ -1259,14 +1272,14 @@ bad:
 static bool dec_callers(struct parse *ps, struct cur *c)
 {
 	struct at_trace *t = ps->t;
-	struct at_window *w = t->nwins ? &t->wins[t->nwins - 1] : NULL;
-	uint64_t start, end, k, caller, calls, prev = 0;
+	struct at_window *w;
+	uint64_t k, caller, calls, prev = 0;
 	struct at_caller_calls *v;
 	size_t n;
 
-	if (!get_uv(c, &start, "start time") || !get_uv(c, &end, "end time"))
+	if (!interval_window(ps, c, &w))
 		return false;
-	if (!w || w->start_ns != start || w->end_ns != end || !w->nduty)
+	if (!w || !w->nduty)
 		return cfail(c, "no duty list for this interval");
 	if (w->has_callers)
 		return cfail(c, "second callers record for one window");
@@ -1298,13 +1311,12 @@ bad:
 /* The turns of the interval that READS just described, with its writes. */
 static bool dec_turns(struct parse *ps, struct cur *c)
 {
-	struct at_trace *t = ps->t;
-	struct at_window *w = t->nwins ? &t->wins[t->nwins - 1] : NULL;
-	uint64_t start, end, all, on, wall, won;
+	struct at_window *w;
+	uint64_t all, on, wall, won;
 
-	if (!get_uv(c, &start, "start time") || !get_uv(c, &end, "end time"))
+	if (!interval_window(ps, c, &w))
 		return false;
-	if (!w || w->start_ns != start || w->end_ns != end || !w->has_cls || !w->has_writes)
+	if (!w || !w->has_cls || !w->has_writes)
 		return cfail(c, "no reads record with writes for this interval");
 	if (w->has_turns)
 		return cfail(c, "second turns record for one window");
@@ -1324,13 +1336,12 @@ static bool dec_turns(struct parse *ps, struct cur *c)
 /* The reads per size class of the window just read, after its duty list. */
 static bool dec_reads(struct parse *ps, struct cur *c)
 {
-	struct at_trace *t = ps->t;
-	struct at_window *w = t->nwins ? &t->wins[t->nwins - 1] : NULL;
-	uint64_t start, end, all = 0, on = 0, has;
+	struct at_window *w;
+	uint64_t all = 0, on = 0, has;
 
-	if (!get_uv(c, &start, "start time") || !get_uv(c, &end, "end time"))
+	if (!interval_window(ps, c, &w))
 		return false;
-	if (!w || w->start_ns != start || w->end_ns != end || !w->nduty)
+	if (!w || !w->nduty)
 		return cfail(c, "no duty list for this interval");
 	if (w->has_cls)
 		return cfail(c, "second reads record for one window");
