@@ -157,9 +157,20 @@ bool quiesce = false;
 bool window_on = false;
 __u64 window_until = 0;
 bool read_after_window = false;
+/*
+ * The open window is a turn window: only the functions run once or twice
+ * a turn of the event loop are in, so the loop keeps its pace. It counts
+ * whole turns (turn_gate): from the target's first wakeup in it to its
+ * first wakeup after window_until, so a turn's calls and its end are both
+ * in or both out. Its yardsticks count apart (at_reads.turn).
+ */
+bool window_turns = false;
+bool turn_gate = false;
 
 static __always_inline bool in_window(void)
 {
+	if (window_turns)
+		return window_on && turn_gate;
 	return window_on && bpf_ktime_get_ns() < window_until;
 }
 
@@ -472,14 +483,16 @@ int BPF_PROG(coarse_exit, struct task_struct *p)
 	return 0;
 }
 
-/* Count one of refcalls' yardsticks: all of it, and while a window is open. */
+/* Count one of refcalls' yardsticks: all of it, and while a window is open, by its kind. */
 static __always_inline void count_ref(__u32 slot, bool on)
 {
 	struct at_reads *w = bpf_map_lookup_elem(&refcalls, &slot);
 
 	if (w) {
 		w->all++;
-		if (on)
+		if (on && window_turns)
+			w->turn++;
+		else if (on)
 			w->on++;
 	}
 }
@@ -506,11 +519,14 @@ int BPF_PROG(duty_inputs, struct sock *sk, int ret, int flags)
 	if (ref_tgid ? (__u32)(bpf_get_current_pid_tgid() >> 32) != ref_tgid : !exe_matches())
 		return 0;
 	cls = at_read_class(ret);
+	s = thread_stack(true);
+	/* A wakeup opens a turn window's count, or closes it after window_until. */
+	if (s && s->wrote && window_turns && window_on)
+		turn_gate = bpf_ktime_get_ns() < window_until;
 	on = in_window();
 	if (window_on && !on)
 		read_after_window = true;
 	count_ref(cls, on);
-	s = thread_stack(true);
 	if (s) {
 		if (s->wrote)
 			count_ref(AT_WAKES, on);

@@ -149,8 +149,9 @@ static inline __u32 at_read_class(__u32 len)
 }
 
 struct at_reads {
-	__u64 all; /* reads of the class */
-	__u64 on;  /* those while a probing window was open */
+	__u64 all;  /* reads of the class */
+	__u64 on;   /* those while a probing window was open */
+	__u64 turn; /* those while a turn window was open (window_turns) */
 };
 
 /* Calls in flight across all threads; shared, updated atomically. */

@@ -24,6 +24,7 @@ struct cfunc {
 	bool forced;   /* --detail */
 	bool on;       /* detail probes sampling now */
 	bool watching; /* -v: parked with a drift reference, last interval */
+	bool per_turn; /* a whole number of calls per turn of the event loop, last seen */
 	/* Coarse figures since the last controller step. */
 	uint64_t hits, returns, sum_ns;
 	double sumsq;
@@ -56,8 +57,11 @@ struct at_dctl {
 	bool coarse_warned;
 	/* The coarse budget's duty cycle (NULL: not available). */
 	struct at_duty *duty;
-	bool *demote; /* functions to move to windows, for the caller */
+	bool *demote;	/* functions to move to windows, for the caller */
+	bool *turnwise; /* those of them in the turn windows too */
 	double demote_frac;
+	/* The target's socket reads and turns so far, and since the last step. */
+	uint64_t reads_seen, turns_seen, step_reads, step_turns;
 	bool demand;
 	bool stopped; /* probes detached: no more selection or rate changes */
 	/* Draining since the last controller step: our CPU time and events. */
@@ -295,6 +299,7 @@ void at_dctl_free(struct at_dctl *c)
 	if (!c)
 		return;
 	free(c->demote);
+	free(c->turnwise);
 	at_detail_free(c->d);
 	at_sampler_free(c->smp);
 	at_rel_track_free(c->track);
@@ -580,17 +585,19 @@ static int cmp_hot(const void *a, const void *b)
  * probes leave (at_sampler_cfg.whole_budget). False when nothing more can
  * be done.
  */
+
 static bool plan_duty(struct at_dctl *c, double work, double budget)
 {
 	double allowed = budget / 100 * work, frac = at_duty_frac(c->duty);
-	double exact = 0, cycled = 0, want;
+	double exact = 0, cycled = 0, turnwise = 0, want;
 	struct hot *hot = at_xcalloc(c->n + 1, sizeof(*hot));
 	size_t nhot = 0, moved = 0;
 
 	for (uint32_t id = 0; id < c->n; id++) {
 		double cost = (double)c->f[id].hits * hit_ns(c, id);
 
-		c->demote[id] = false;
+		c->demote[id] = c->turnwise[id] = false;
+		/* Its window hits: both kinds for a turnwise one, so this is its probed cost. */
 		if (at_duty_is_demoted(c->duty, id)) {
 			cycled += cost / (frac > 0 ? frac : 1);
 			continue;
@@ -604,15 +611,28 @@ static bool plan_duty(struct at_dctl *c, double work, double budget)
 		double cost = hot[i].cost;
 
 		c->demote[hot[i].id] = true;
+		c->turnwise[hot[i].id] = c->f[hot[i].id].per_turn;
+		if (c->turnwise[hot[i].id])
+			turnwise += cost;
 		exact -= cost;
 		cycled += cost;
 		moved++;
 	}
 	free(hot);
+	/*
+	 * Turn windows probe these as long as the others again: worth it while
+	 * they are a small part of the cost (not when a turn is one request).
+	 */
+	if (turnwise > cycled / 4)
+		memset(c->turnwise, 0, (c->n + 1) * sizeof(*c->turnwise));
+	else
+		cycled += turnwise;
 	if (at_env_flag("ADAPTRACE_DEBUG"))
 		at_err(
-		    "duty: plan: work %.1f ms, allowed %.3f ms, always-on %.3f ms, cycled %.1f ms",
-		    work / 1e6, allowed / 1e6, exact / 1e6, cycled / 1e6);
+		    "duty: plan: work %.1f ms, allowed %.3f ms, always-on %.3f ms, cycled %.1f ms "
+		    "(turnwise %.1f ms, %" PRIu64 " turns)",
+		    work / 1e6, allowed / 1e6, exact / 1e6, cycled / 1e6, turnwise / 1e6,
+		    c->step_turns);
 	if (!(cycled > 0))
 		return false;
 	want = (allowed / 2 - exact) / cycled;
@@ -627,12 +647,14 @@ static bool plan_duty(struct at_dctl *c, double work, double budget)
 	return true;
 }
 
-bool at_dctl_coarse_demand(struct at_dctl *c, const bool **demote, double *frac)
+bool at_dctl_coarse_demand(struct at_dctl *c, const bool **demote, const bool **turnwise,
+			   double *frac)
 {
 	if (!c || !c->demand)
 		return false;
 	c->demand = false;
 	*demote = c->demote;
+	*turnwise = c->turnwise;
 	*frac = c->demote_frac;
 	return true;
 }
@@ -643,7 +665,9 @@ void at_dctl_set_duty(struct at_dctl *c, struct at_duty *duty)
 		return;
 	c->duty = duty;
 	free(c->demote);
+	free(c->turnwise);
 	c->demote = at_xcalloc(c->n + 1, sizeof(*c->demote));
+	c->turnwise = at_xcalloc(c->n + 1, sizeof(*c->turnwise));
 }
 
 void at_dctl_drop_detail(struct at_dctl *c, const bool *demote, uint64_t now, struct at_links *out)
@@ -729,6 +753,35 @@ static void coarse_check(struct at_dctl *c, const struct at_sampler_tick *tk)
 			names);
 }
 
+/*
+ * Which functions run once or twice per turn of the event loop, from a
+ * step's exact calls: redis's beforeSleep and its callees run once a turn,
+ * however many requests a turn reads. Windows of every demoted function
+ * slow the loop down so much that a turn outlasts them (redis: 4-9 turn
+ * ends in a recording's windows); windows of these alone see whole turns.
+ * Only a step with 8 or more reads a turn tells them from work done per
+ * request: the probes slow the loop down, so redis reads some 50 requests
+ * a turn before any function is in windows, 1-2 after, and the marks stay
+ * from then on. A loop also turns when a timer is due, without reading
+ * (redis: 10 times a second), so a quarter more calls and 20 a second
+ * still count. A function marked wrongly only costs: its estimate sums
+ * both kinds of window.
+ */
+static void find_per_turn(struct at_dctl *c, double dt_s)
+{
+	double turns = (double)c->step_turns;
+
+	if (c->step_turns < AT_TURNWISE_MIN_TURNS || c->step_reads < 8 * c->step_turns)
+		return;
+	for (uint32_t id = 0; id < c->n; id++) {
+		double hits = (double)c->f[id].hits, k = floor(hits / (0.97 * turns));
+
+		if (!at_duty_is_demoted(c->duty, id))
+			c->f[id].per_turn =
+			    k >= 1 && k <= 2 && hits <= k * (1.25 * turns + 20 * dt_s);
+	}
+}
+
 /* Once a second: the ADP controller with this second's figures. */
 static void control_step(struct at_dctl *c, uint64_t now)
 {
@@ -800,6 +853,8 @@ static void control_step(struct at_dctl *c, uint64_t now)
 					    "reference window: detail off for one step");
 			}
 	}
+	if (c->duty)
+		find_per_turn(c, tk.dt_s);
 	coarse_check(c, &tk);
 	if (at_env_flag("ADAPTRACE_DEBUG"))
 		at_err("detail: step %.3fs: detail %.2f %%, coarse %.2f %% (cpu %.1f ms), level "
@@ -811,6 +866,7 @@ static void control_step(struct at_dctl *c, uint64_t now)
 		c->f[id].sumsq = 0;
 	}
 	c->all_hits = 0;
+	c->step_reads = c->step_turns = 0;
 	c->cpu_last = cpu;
 	c->ctl_last = now;
 	free(in);
@@ -827,6 +883,16 @@ int at_dctl_tick(struct at_dctl *c, const struct at_window *win, uint64_t now, s
 		return at_detail_write_stats(c->d, w);
 	if (c->expr)
 		select_step(c, win, rel);
+	if (c->duty) {
+		/* Read with the interval's hits, so a step's turns and hits cover the same time. */
+		uint64_t reads, turns;
+
+		at_duty_loop(c->duty, &reads, &turns);
+		c->step_reads += reads >= c->reads_seen ? reads - c->reads_seen : 0;
+		c->step_turns += turns >= c->turns_seen ? turns - c->turns_seen : 0;
+		c->reads_seen = reads;
+		c->turns_seen = turns;
+	}
 	for (uint32_t i = 0; i < win->n; i++) {
 		const struct at_window_entry *e = &win->e[i];
 		struct cfunc *f;

@@ -76,8 +76,13 @@ void at_dctl_detach(struct at_dctl *c);
 struct at_duty;
 /* Let the coarse budget move costly functions to windows through duty. */
 void at_dctl_set_duty(struct at_dctl *c, struct at_duty *duty);
-/* Functions to move to windows and the share of time to probe them, once per plan. */
-bool at_dctl_coarse_demand(struct at_dctl *c, const bool **demote, double *frac);
+/*
+ * Functions to move to windows, those of them run a whole number of times
+ * per turn of the event loop (at_duty_demote()), and the share of time to
+ * probe them, once per plan.
+ */
+bool at_dctl_coarse_demand(struct at_dctl *c, const bool **demote, const bool **turnwise,
+			   double *frac);
 /* Take detail off the demoted functions (not --detail ones); their links go to out. */
 void at_dctl_drop_detail(struct at_dctl *c, const bool *demote, uint64_t now, struct at_links *out);
 /* at_duty_opts.quiesce_detail: ctx is the at_dctl. */

@@ -30,16 +30,20 @@ struct release {
 	atomic_bool done;
 };
 
-/* Probed time of the demoted functions: one span per window. */
+/* Probed time of the demoted functions: one span per window (turn: the turnwise only). */
 struct span {
 	uint64_t a, b;
+	bool turn;
 };
 
 struct at_duty {
 	struct at_duty_opts o;
 	bool *demoted;
+	bool *turnwise;	 /* demoted, and probed in the turn windows too */
 	uint64_t *since; /* when each demoted function left the always-on links */
-	uint32_t ndemoted;
+	uint32_t ndemoted, nturnwise;
+	bool turn_next; /* the next window is a turn window */
+	bool turn_open; /* the open window is one */
 	uint32_t gen;
 	double frac;
 	struct at_links exact, window;
@@ -72,10 +76,11 @@ static bool read_ref(struct at_duty *d, struct at_reads *out, uint32_t n)
 	for (uint32_t k = 0; k < n; k++) {
 		if (bpf_map_lookup_elem(d->o.refcalls_fd, &k, d->percpu))
 			return false;
-		out[k] = (struct at_reads){0, 0};
+		out[k] = (struct at_reads){0, 0, 0};
 		for (int i = 0; i < d->ncpus; i++) {
 			out[k].all += d->percpu[i].all;
 			out[k].on += d->percpu[i].on;
+			out[k].turn += d->percpu[i].turn;
 		}
 	}
 	return true;
@@ -119,6 +124,7 @@ struct at_duty *at_duty_new(const struct at_duty_opts *o)
 
 	d->o = *o;
 	d->demoted = at_xcalloc(o->n + 1, sizeof(*d->demoted));
+	d->turnwise = at_xcalloc(o->n + 1, sizeof(*d->turnwise));
 	d->since = at_xcalloc(o->n + 1, sizeof(*d->since));
 	d->period_ns = (uint64_t)((o->period_s > 0 ? o->period_s : 2) * 1e9);
 	d->rng = at_now_ns() | 1;
@@ -130,12 +136,39 @@ struct at_duty *at_duty_new(const struct at_duty_opts *o)
 	d->wlast = at_xcalloc(((size_t)o->n + 1) * AT_SLOTS, sizeof(*d->wlast));
 	d->bkeys = at_xcalloc(AT_SLOTS, sizeof(*d->bkeys));
 	d->bvals = at_xcalloc((size_t)AT_SLOTS * d->ncpus, sizeof(*d->bvals));
+	/*
+	 * The yardsticks count from the start: which functions run a whole
+	 * number of times per turn is known from their exact counts.
+	 */
+	if (o->inputs)
+		d->inputs = bpf_program__attach(o->inputs);
+	if (d->inputs && o->outputs)
+		d->outputs = bpf_program__attach(o->outputs);
+	if (!d->inputs)
+		d->inputs_off = true;
 	return d;
 }
 
 bool at_duty_is_demoted(const struct at_duty *d, uint32_t id)
 {
 	return d && id < d->o.n && d->demoted[id];
+}
+
+bool at_duty_is_turnwise(const struct at_duty *d, uint32_t id)
+{
+	return d && id < d->o.n && d->turnwise[id];
+}
+
+void at_duty_loop(struct at_duty *d, uint64_t *reads, uint64_t *turns)
+{
+	struct at_reads r[AT_REFCALLS];
+
+	*reads = *turns = 0;
+	if (!d || d->inputs_off || !d->outputs || !read_ref(d, r, AT_REFCALLS))
+		return;
+	for (int k = 0; k < AT_READ_CLASSES; k++)
+		*reads += r[k].all;
+	*turns = r[AT_TURNS].all;
 }
 
 double at_duty_frac(const struct at_duty *d)
@@ -162,9 +195,12 @@ void at_duty_set_frac(struct at_duty *d, double frac)
 	d->frac = (double)d->win_ns / (double)d->period_ns;
 }
 
-/* Session links on the functions where pick[id] == want, per binary. */
-static int attach_set(struct at_duty *d, bool want, uint32_t gen, struct at_links *out, char *err,
-		      size_t errlen)
+/*
+ * Session links on the functions whose demoted[id] == want (turn: those
+ * turnwise too), per binary.
+ */
+static int attach_set(struct at_duty *d, bool want, bool turn, uint32_t gen, struct at_links *out,
+		      char *err, size_t errlen)
 {
 	uint64_t *offs = at_xcalloc(d->o.n + 1, sizeof(*offs));
 	uint64_t *cookies = at_xcalloc(d->o.n + 1, sizeof(*cookies));
@@ -181,7 +217,8 @@ static int attach_set(struct at_duty *d, bool want, uint32_t gen, struct at_link
 		for (uint32_t id = 0; id < d->o.n; id++) {
 			const struct at_duty_site *s = &d->o.sites[id];
 
-			if (s->bin != b || s->refused || d->demoted[id] != want)
+			if (s->bin != b || s->refused || d->demoted[id] != want ||
+			    (turn && !d->turnwise[id]))
 				continue;
 			offs[k] = s->off;
 			cookies[k] = id | s->flags | ((uint64_t)gen << AT_COOKIE_GEN_SHIFT) |
@@ -286,14 +323,20 @@ static int reap(struct at_duty *d, uint64_t now)
 	return waiting ? 5 : -1;
 }
 
+/* Each window's slot: the period, or half of it with turn windows between the others. */
+static uint64_t slot_ns(const struct at_duty *d)
+{
+	return d->nturnwise ? d->period_ns / 2 : d->period_ns;
+}
+
 /*
- * Open the next window at a random point of its period: windows at a fixed
+ * Open the next window at a random point of its slot: windows at a fixed
  * phase would alias with a workload that alternates at a similar period
  * (redis-benchmark's runs of SETs then GETs), and see one phase only.
  */
 static void plan_open(struct at_duty *d)
 {
-	uint64_t span = d->period_ns > d->win_ns ? d->period_ns - d->win_ns : 1;
+	uint64_t slot = slot_ns(d), span = slot > d->win_ns ? slot - d->win_ns : 1;
 
 	d->rng ^= d->rng << 13;
 	d->rng ^= d->rng >> 7;
@@ -310,7 +353,7 @@ static void end_window(struct at_duty *d, uint64_t now)
 	struct span *s = &d->spans[d->nspans - 1];
 
 	*d->o.window_on = false;
-	if (now < s->b)
+	if (now < s->b || d->turn_open)
 		s->b = now;
 	d->open = false;
 }
@@ -361,9 +404,9 @@ static bool finish_window(struct at_duty *d, uint64_t now)
 	return !d->lingering || release_window(d, now);
 }
 
-int at_duty_demote(struct at_duty *d, const bool *demote, double frac, struct at_links *entry,
-		   struct at_links *ret, struct at_links *detail, uint64_t now, char *err,
-		   size_t errlen)
+int at_duty_demote(struct at_duty *d, const bool *demote, const bool *turnwise, double frac,
+		   struct at_links *entry, struct at_links *ret, struct at_links *detail,
+		   uint64_t now, char *err, size_t errlen)
 {
 	struct at_links fresh = {0};
 	bool *was = at_xcalloc(d->o.n + 1, sizeof(*was));
@@ -380,7 +423,7 @@ int at_duty_demote(struct at_duty *d, const bool *demote, double frac, struct at
 	for (uint32_t id = 0; id < d->o.n; id++)
 		if (demote[id])
 			d->demoted[id] = true;
-	rc = attach_set(d, false, gen, &fresh, err, errlen);
+	rc = attach_set(d, false, false, gen, &fresh, err, errlen);
 	if (rc) {
 		memcpy(d->demoted, was, d->o.n * sizeof(*was));
 		free(was);
@@ -391,26 +434,24 @@ int at_duty_demote(struct at_duty *d, const bool *demote, double frac, struct at
 	d->gen = gen;
 	now = at_now_ns();
 	d->moved_at = now;
-	if (!d->ndemoted) {
-		/* Without the yardstick (no socket reads), report goes by time. */
-		if (d->o.inputs)
-			d->inputs = bpf_program__attach(d->o.inputs);
-		if (d->inputs && d->o.outputs)
-			d->outputs = bpf_program__attach(d->o.outputs);
-		if (!d->inputs || !read_ref(d, d->ref_last, AT_REFCALLS))
-			d->inputs_off = true;
-	}
+	/* Without the yardstick (no socket reads), report goes by time. */
+	if (!d->ndemoted && !d->inputs_off && !read_ref(d, d->ref_last, AT_REFCALLS))
+		d->inputs_off = true;
 	{
 		struct at_links *old[4] = {&d->exact, entry, ret, detail};
 
 		release(d, old, 4, false, now);
 	}
 	d->exact = fresh;
-	d->ndemoted = 0;
+	d->ndemoted = d->nturnwise = 0;
 	for (uint32_t id = 0; id < d->o.n; id++) {
-		if (d->demoted[id] && !was[id])
+		if (d->demoted[id] && !was[id]) {
 			d->since[id] = now;
+			/* Turns are counted with the writes. */
+			d->turnwise[id] = turnwise && turnwise[id] && d->outputs;
+		}
 		d->ndemoted += d->demoted[id];
+		d->nturnwise += d->turnwise[id];
 	}
 	at_duty_set_frac(d, frac);
 	d->slot = now;
@@ -430,17 +471,31 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 	if (!d->ndemoted)
 		return wait;
 	/* Half a poll tick early rather than most of one late: windows cost. */
-	if (d->open && now + CLOSE_SLACK_NS >= d->opened + d->win_ns)
+	if (d->open && d->turn_open && now + CLOSE_SLACK_NS >= d->opened + d->win_ns) {
+		/*
+		 * A turn window stops counting at a wakeup, so no request is cut
+		 * short: its links can go at once. A turn longer than twice the
+		 * window is cut.
+		 */
+		if (!*d->o.turn_gate || now >= d->opened + 3 * d->win_ns) {
+			close_window(d, now);
+			release_window(d, now);
+		}
+	} else if (d->open && now + CLOSE_SLACK_NS >= d->opened + d->win_ns) {
 		close_window(d, now);
+	}
 	if (d->lingering && (d->inputs_off || now - d->closed_at >= d->win_ns ||
 			     *d->o.read_after_window || total_reads(d) != d->reads_at_close))
 		release_window(d, now);
 	if (!d->open && !d->lingering && now >= d->next_open && !window_releasing(d)) {
-		d->slot += d->period_ns;
-		if (d->slot + d->period_ns <= now)
+		bool turn = d->turn_next && d->nturnwise;
+
+		d->slot += slot_ns(d);
+		if (d->slot + slot_ns(d) <= now)
 			d->slot = now;
 		plan_open(d);
-		if (attach_set(d, true, d->gen, &d->window, err, sizeof(err)) == 0) {
+		d->turn_next = !turn;
+		if (attach_set(d, true, turn, d->gen, &d->window, err, sizeof(err)) == 0) {
 			/* Every probe is in: count from here, with the yardstick. */
 			uint64_t mid = at_now_ns();
 
@@ -449,11 +504,14 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 				d->spans = at_xrealloc(d->spans, d->cap, sizeof(*d->spans));
 			}
 			/* It ends at window_until at the latest (end_window()). */
-			d->spans[d->nspans++] = (struct span){mid, mid + d->win_ns};
+			d->spans[d->nspans++] = (struct span){mid, mid + d->win_ns, turn};
 			d->open = true;
+			d->turn_open = turn;
 			d->opened = mid;
 			*d->o.read_after_window = false;
 			*d->o.window_until = mid + d->win_ns;
+			*d->o.turn_gate = false;
+			*d->o.window_turns = turn;
 			*d->o.window_on = true;
 		} else {
 			at_warn("coarse budget: cannot open a probing window: %s", err);
@@ -464,7 +522,7 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 		uint64_t next = d->open ? d->opened + d->win_ns : d->next_open, t = at_now_ns();
 		int ms = next > t ? (int)((next - t + CLOSE_SLACK_NS) / 1000000) : 0;
 
-		if (d->lingering)
+		if (d->lingering || (d->open && !ms))
 			ms = 1;
 		else if (!d->open && !ms && window_releasing(d))
 			ms = wait; /* reap() polls the release */
@@ -479,14 +537,23 @@ static uint64_t overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t e)
 	return hi > lo ? hi - lo : 0;
 }
 
-/* Slot k's counts since the last interval, the window's at most all of them. */
+/*
+ * Slot k's counts since the last interval: all, in the windows (on) and in
+ * the turn windows (turn; NULL: none counted). Both kinds see disjoint parts.
+ */
 static void since_last(struct at_duty *d, const struct at_reads *now, uint32_t k, uint64_t *all,
-		       uint64_t *on)
+		       uint64_t *on, uint64_t *turn)
 {
+	uint64_t tw = now[k].turn - d->ref_last[k].turn;
+
 	*all = now[k].all - d->ref_last[k].all;
 	*on = now[k].on - d->ref_last[k].on;
 	if (*on > *all)
 		*on = *all;
+	if (tw > *all - *on)
+		tw = *all - *on;
+	if (turn)
+		*turn = tw;
 	d->ref_last[k] = now[k];
 }
 
@@ -575,20 +642,23 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 		return;
 	if (!d->inputs_off && read_ref(d, now, d->outputs ? AT_REFCALLS : AT_READ_CLASSES)) {
 		for (uint32_t k = 0; k < AT_READ_CLASSES; k++) {
-			since_last(d, now, k, &win->cls_all[k], &win->cls_on[k]);
+			since_last(d, now, k, &win->cls_all[k], &win->cls_on[k],
+				   &win->tw_cls_on[k]);
 			win->ref_all += win->cls_all[k];
 			win->ref_on += win->cls_on[k];
 		}
 		if (d->outputs) {
 			win->has_writes = true;
-			since_last(d, now, AT_BY_TIME, &win->wr_all, &win->wr_on);
+			since_last(d, now, AT_BY_TIME, &win->wr_all, &win->wr_on, &win->tw_wr_on);
 			win->has_wr_cls = true;
 			for (uint32_t k = 0; k < AT_READ_CLASSES; k++)
 				since_last(d, now, AT_WR_CLASS(k), &win->wr_cls_all[k],
-					   &win->wr_cls_on[k]);
+					   &win->wr_cls_on[k], &win->tw_wr_cls_on[k]);
 			win->has_turns = true;
-			since_last(d, now, AT_TURNS, &win->turn_all, &win->turn_on);
-			since_last(d, now, AT_WAKES, &win->wake_all, &win->wake_on);
+			since_last(d, now, AT_TURNS, &win->turn_all, &win->turn_on,
+				   &win->tw_turn_on);
+			since_last(d, now, AT_WAKES, &win->wake_all, &win->wake_on,
+				   &win->tw_wake_on);
 		}
 		win->has_cls = true;
 		if (at_env_flag("ADAPTRACE_DEBUG"))
@@ -597,6 +667,8 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 	}
 	win->duty = at_xcalloc(d->ndemoted, sizeof(*win->duty));
 	win->nduty = 0;
+	if (win->has_turns && d->nturnwise)
+		win->turnwin = at_xcalloc(d->nturnwise, sizeof(*win->turnwin));
 	for (uint32_t id = 0; id < d->o.n; id++) {
 		uint64_t on, from, v[AT_SLOTS];
 
@@ -608,8 +680,11 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 			continue;
 		on = from - a;
 		for (size_t i = 0; i < d->nspans; i++)
-			on += overlap(from, b, d->spans[i].a, d->spans[i].b);
+			if (!d->spans[i].turn || d->turnwise[id])
+				on += overlap(from, b, d->spans[i].a, d->spans[i].b);
 		win->duty[win->nduty++] = (struct at_duty_on){id, on > b - a ? b - a : on};
+		if (win->turnwin && d->turnwise[id])
+			win->turnwin[win->nturnwin++] = win->nduty - 1;
 		if (!win->has_cls || !read_wcalls(d, id, v))
 			continue;
 		for (uint32_t k = 0; k < AT_SLOTS; k++) {
@@ -630,6 +705,7 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 	}
 	if (win->has_cls && d->o.wcallers_fd >= 0)
 		fill_callers(d, win);
+	win->has_turnwin = win->nturnwin > 0;
 	/* Spans that ended before b cannot overlap a later interval; the open one stays. */
 	for (size_t i = 0; i < d->nspans; i++)
 		if (d->spans[i].b > b || (d->open && i == d->nspans - 1))
@@ -668,6 +744,7 @@ void at_duty_free(struct at_duty *d)
 	at_links_destroy(&d->exact);
 	at_links_destroy(&d->window);
 	free(d->demoted);
+	free(d->turnwise);
 	free(d->since);
 	bpf_link__destroy(d->inputs);
 	bpf_link__destroy(d->outputs);

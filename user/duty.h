@@ -25,6 +25,8 @@ struct bpf_program;
 
 /* The least share of time the windows may probe: 2 ms every 200 ms. */
 #define AT_DUTY_MIN_FRAC 0.01
+/* Turns in a controller step that tell a function run once or twice a turn. */
+#define AT_TURNWISE_MIN_TURNS 20
 
 /* Where function id is probed. */
 struct at_duty_site {
@@ -41,6 +43,8 @@ struct at_duty_opts {
 	bool *window_on;
 	uint64_t *window_until;	 /* CLOCK_MONOTONIC ns: the programs stop counting */
 	bool *read_after_window; /* the target read after window_until */
+	bool *window_turns;	 /* the open window is a turn window */
+	bool *turn_gate; /* it is counting (from a wakeup to the first after window_until) */
 	void (*quiesce_detail)(void *ctx, bool on);
 	void *ctx;
 	const char *const *paths;
@@ -62,15 +66,23 @@ void at_duty_free(struct at_duty *d);
 
 /*
  * Probe the functions marked in demote[] only for frac of each period, from
- * now on (those already demoted stay so). It releases the links it replaces,
- * the coarse entry and return links the first time, and detail's links of
- * the demoted functions. Returns 0, or -errno with err filled (nothing
+ * now on (those already demoted stay so). Those also marked in turnwise[]
+ * (NULL: none) run a whole number of times per turn of the event loop:
+ * they are probed in turn windows too, as long as the others' and between
+ * them, with no other function in, so the loop keeps its pace and the
+ * windows see whole turns. It releases the links it replaces, the coarse
+ * entry and return links the first time, and detail's links of the
+ * demoted functions. Returns 0, or -errno with err filled (nothing
  * changed; the caller keeps the links).
  */
-int at_duty_demote(struct at_duty *d, const bool *demote, double frac, struct at_links *entry,
-		   struct at_links *ret, struct at_links *detail, uint64_t now, char *err,
-		   size_t errlen);
+int at_duty_demote(struct at_duty *d, const bool *demote, const bool *turnwise, double frac,
+		   struct at_links *entry, struct at_links *ret, struct at_links *detail,
+		   uint64_t now, char *err, size_t errlen);
 bool at_duty_is_demoted(const struct at_duty *d, uint32_t id);
+/* Whether id is probed in the turn windows too. */
+bool at_duty_is_turnwise(const struct at_duty *d, uint32_t id);
+/* The target's socket reads and turns of its event loop (ends) so far; 0 when not counted. */
+void at_duty_loop(struct at_duty *d, uint64_t *reads, uint64_t *turns);
 double at_duty_frac(const struct at_duty *d);
 /* CLOCK_MONOTONIC ns of the last move's flip to the new always-on links (0: none). */
 uint64_t at_duty_moved_at(const struct at_duty *d);

@@ -169,6 +169,19 @@ struct at_window {
 	bool has_turns;
 	uint64_t turn_all, turn_on;
 	uint64_t wake_all, wake_on;
+	/*
+	 * Turn windows (has_turnwin false: none): windows that probed only the
+	 * duty functions turnwin[] lists (duty indices, ascending), those run a
+	 * whole number of times per turn of the event loop, so the loop kept
+	 * its pace and they saw whole turns. What the socket programs counted
+	 * in them, apart from the on figures above (the other windows'). A
+	 * listed function's window calls are from both kinds.
+	 */
+	bool has_turnwin;
+	uint32_t nturnwin;
+	uint32_t *turnwin;
+	uint64_t tw_cls_on[AT_READ_CLASSES], tw_wr_on, tw_wr_cls_on[AT_READ_CLASSES];
+	uint64_t tw_turn_on, tw_wake_on;
 };
 
 struct at_end {
@@ -375,6 +388,8 @@ struct at_func_profile {
 	uint64_t seen_calls; /* calls the probes saw (what they cost) */
 	/* Share of the socket reads of a size class the windows saw too few of. */
 	double unseen_reads;
+	/* Probed in turn windows too (at_window.turnwin) in some interval. */
+	bool turn_windows;
 };
 
 void at_counts_merge(struct at_counts *dst, const struct at_counts *src);

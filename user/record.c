@@ -758,6 +758,8 @@ static void setup_duty(struct recorder *r)
 	o.window_on = &r->skel->bss->window_on;
 	o.window_until = (uint64_t *)&r->skel->bss->window_until;
 	o.read_after_window = &r->skel->bss->read_after_window;
+	o.window_turns = &r->skel->bss->window_turns;
+	o.turn_gate = &r->skel->bss->turn_gate;
 	o.quiesce_detail = at_dctl_quiesce;
 	o.ctx = r->dctl;
 	if (bpf_program__autoload(r->skel->progs.duty_inputs))
@@ -790,12 +792,12 @@ static void setup_duty(struct recorder *r)
 static uint64_t apply_duty(struct recorder *r, uint64_t now)
 {
 	struct at_links detail = {0};
-	const bool *demote;
+	const bool *demote, *turnwise;
 	char err[AT_ERRLEN];
 	uint32_t moved = 0;
 	double frac;
 
-	if (!at_dctl_coarse_demand(r->dctl, &demote, &frac))
+	if (!at_dctl_coarse_demand(r->dctl, &demote, &turnwise, &frac))
 		return 0;
 	for (uint32_t id = 0; id < at_duty_nfuncs(r->duty); id++)
 		moved += demote[id] && !at_duty_is_demoted(r->duty, id);
@@ -804,8 +806,8 @@ static uint64_t apply_duty(struct recorder *r, uint64_t now)
 		return 0;
 	}
 	at_dctl_drop_detail(r->dctl, demote, now, &detail);
-	if (at_duty_demote(r->duty, demote, frac, &r->entry_links, &r->return_links, &detail, now,
-			   err, sizeof(err))) {
+	if (at_duty_demote(r->duty, demote, turnwise, frac, &r->entry_links, &r->return_links,
+			   &detail, now, err, sizeof(err))) {
 		at_warn("coarse budget: cannot move functions to probing windows: %s", err);
 		at_links_destroy(&detail);
 		return 0;

@@ -24,9 +24,28 @@ void at_profile_set_init(struct at_profile_set *ps, const struct at_trace *t)
 	at_profile_set_estimate(ps);
 }
 
+/*
+ * A function in the turn windows too saw both kinds of window: its
+ * yardsticks are both kinds' sums (into cls_on and wr_cls_on).
+ */
+static void add_turnwin(struct at_duty_obs *o, const struct at_window *w, uint64_t *cls_on,
+			uint64_t *wr_cls_on)
+{
+	for (int k = 0; k < AT_READ_CLASSES; k++) {
+		cls_on[k] = w->cls_on[k] + w->tw_cls_on[k];
+		wr_cls_on[k] = w->wr_cls_on[k] + w->tw_wr_cls_on[k];
+		o->ref_on += w->tw_cls_on[k];
+	}
+	o->cls_on = cls_on;
+	o->wr_cls_on = wr_cls_on;
+	o->wr_on += w->tw_wr_on;
+	o->turn_on += w->tw_turn_on;
+	o->wake_on += w->tw_wake_on;
+}
+
 void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window *w)
 {
-	uint32_t j = 0, c = 0, wc = 0, ci = 0;
+	uint32_t j = 0, c = 0, wc = 0, ci = 0, ti = 0;
 
 	for (uint32_t i = 0; i < w->n; i++)
 		if (w->e[i].id < ps->t->nsyms)
@@ -41,7 +60,8 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 		if (j < w->n && w->e[j].id == id)
 			calls = w->e[j].c.calls;
 		if (id < ps->t->nsyms) {
-			uint64_t cc[AT_SLOTS] = {0};
+			uint64_t cc[AT_SLOTS] = {0}, tw_cls[AT_READ_CLASSES],
+				 tw_wr[AT_READ_CLASSES];
 			struct at_duty_obs o = {
 			    .calls = calls,
 			    .on_ns = w->duty[k].on_ns,
@@ -73,6 +93,12 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 				o.turn_on = w->turn_on;
 				o.wake_all = w->wake_all;
 				o.wake_on = w->wake_on;
+				while (ti < w->nturnwin && w->turnwin[ti] < k)
+					ti++;
+				if (w->has_turnwin && ti < w->nturnwin && w->turnwin[ti] == k) {
+					add_turnwin(&o, w, tw_cls, tw_wr);
+					ps->p[id].turn_windows = true;
+				}
 			}
 			while (ci < w->ncallers && w->callers[ci].k < k)
 				ci++;
@@ -310,6 +336,8 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 			if (!rows[i].p->by_time && rows[i].p->writes_share > 0)
 				fprintf(f, ",\"writes_share_pct\":%.1f",
 					100 * rows[i].p->writes_share);
+			fprintf(f, ",\"turn_windows\":%s",
+				rows[i].p->turn_windows ? "true" : "false");
 			callers_json(f, t, &rows[i].p->duty);
 		}
 		fputc('}', f);
@@ -666,9 +694,11 @@ static void report_usage(FILE *f)
 	      "turn) or \"time\" (no reads: the windows' slowdown carries over, so the\n"
 	      "figures undercount),\n"
 	      "\"unseen_reads_pct\": the share of reads of a size the windows almost never\n"
-	      "saw, whose calls are a guess from the other sizes, and \"window_callers\": its\n"
-	      "calls while the windows were open per innermost traced caller (name null:\n"
-	      "none), most first.\n"
+	      "saw, whose calls are a guess from the other sizes, \"turn_windows\": whether\n"
+	      "it was also probed in turn windows, with only the functions run once or twice\n"
+	      "a turn of the event loop in (their yardsticks add up with the other\n"
+	      "windows'), and \"window_callers\": its calls while the windows were open per\n"
+	      "innermost traced caller (name null: none), most first.\n"
 	      "Exit status: 0, or 2 for a missing or corrupt file.\n",
 	      f);
 }

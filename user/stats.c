@@ -232,5 +232,6 @@ void at_window_clear(struct at_window *win)
 	free(win->cls);
 	free(win->wr_cls);
 	free(win->callers);
+	free(win->turnwin);
 	memset(win, 0, sizeof(*win));
 }

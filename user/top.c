@@ -46,12 +46,17 @@ struct top_row {
 static double entry_scale(const struct at_window *w, const struct at_window_entry *e, uint32_t *k)
 {
 	const struct at_duty_on *on = at_window_duty(w, e->id, k);
-	uint64_t len = w->end_ns - w->start_ns;
+	uint64_t len = w->end_ns - w->start_ns, ref_on = w->ref_on;
 
 	if (!on || on->on_ns >= len)
 		return 1;
-	if (w->ref_on)
-		return (double)w->ref_all / (double)w->ref_on;
+	/* A function in the turn windows too: both kinds' reads. */
+	for (uint32_t i = 0; w->has_turnwin && i < w->nturnwin; i++)
+		if (w->turnwin[i] == *k)
+			for (int c = 0; c < AT_READ_CLASSES; c++)
+				ref_on += w->tw_cls_on[c];
+	if (ref_on)
+		return (double)w->ref_all / (double)ref_on;
 	return on->on_ns ? (double)len / (double)on->on_ns : 1;
 }
 

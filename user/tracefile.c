@@ -142,6 +142,8 @@ static const char *chunk_name(uint32_t type, char *buf, size_t len)
 		return "callers";
 	case AT_CHUNK_TURNS:
 		return "turns";
+	case AT_CHUNK_TURNWIN:
+		return "turn-windows";
 	}
 	snprintf(buf, len, "type-%u", type);
 	return buf;
@@ -555,6 +557,55 @@ static int write_callers(struct at_writer *w, const struct at_window *win)
 	return write_chunk(w, AT_CHUNK_CALLERS, b->p, b->len);
 }
 
+/* on and a turn window's tw of all: both kinds of window see a disjoint part. */
+static bool tw_fits(uint64_t all, uint64_t on, uint64_t tw)
+{
+	return on <= all && tw <= all - on;
+}
+
+/* Whether every count of the turn windows fits with the other windows' in the interval's. */
+static bool turnwin_fits(const struct at_window *w)
+{
+	bool ok = tw_fits(w->wr_all, w->wr_on, w->tw_wr_on) &&
+		  tw_fits(w->turn_all, w->turn_on, w->tw_turn_on) &&
+		  tw_fits(w->wake_all, w->wake_on, w->tw_wake_on);
+
+	for (int k = 0; k < AT_READ_CLASSES; k++)
+		ok = ok && tw_fits(w->cls_all[k], w->cls_on[k], w->tw_cls_on[k]) &&
+		     tw_fits(w->wr_cls_all[k], w->wr_cls_on[k], w->tw_wr_cls_on[k]);
+	return ok;
+}
+
+/*
+ * The turn windows' functions (duty indices, ascending, each as the gap
+ * from the one before) and their yardsticks: reads and writes per class,
+ * all writes, turns and wakeups.
+ */
+static int write_turnwin(struct at_writer *w, const struct at_window *win)
+{
+	struct buf *b;
+
+	if (!win->has_wr_cls || !turnwin_fits(win))
+		return werr(w, "%s: more turn window counts than counts", w->path);
+	b = interval_chunk(w, win);
+	put_uv(b, win->nturnwin);
+	for (uint32_t i = 0; i < win->nturnwin; i++) {
+		uint32_t k = win->turnwin[i];
+
+		if (k >= win->nduty || (i && k <= win->turnwin[i - 1]))
+			return werr(w, "%s: bad turn window entry", w->path);
+		put_uv(b, i ? k - win->turnwin[i - 1] - 1 : k);
+	}
+	for (int k = 0; k < AT_READ_CLASSES; k++) {
+		put_uv(b, win->tw_cls_on[k]);
+		put_uv(b, win->tw_wr_cls_on[k]);
+	}
+	put_uv(b, win->tw_wr_on);
+	put_uv(b, win->tw_turn_on);
+	put_uv(b, win->tw_wake_on);
+	return write_chunk(w, AT_CHUNK_TURNWIN, b->p, b->len);
+}
+
 /* Ids ascend, so each is stored as the gap from the one before. */
 static int write_duty(struct at_writer *w, const struct at_window *win)
 {
@@ -618,7 +669,9 @@ static int write_duty(struct at_writer *w, const struct at_window *win)
 	put_uv(b, win->turn_on);
 	put_uv(b, win->wake_all);
 	put_uv(b, win->wake_on);
-	return write_chunk(w, AT_CHUNK_TURNS, b->p, b->len);
+	if (write_chunk(w, AT_CHUNK_TURNS, b->p, b->len) < 0)
+		return -1;
+	return win->has_turnwin ? write_turnwin(w, win) : 0;
 }
 
 int at_writer_window(struct at_writer *w, const struct at_window *win)
@@ -1048,6 +1101,10 @@ static void free_window(struct at_window *w)
 	w->has_callers = false;
 	w->has_turns = false;
 	w->turn_all = w->turn_on = w->wake_all = w->wake_on = 0;
+	free(w->turnwin);
+	w->turnwin = NULL;
+	w->nturnwin = 0;
+	w->has_turnwin = false;
 }
 
 static bool dec_entry(struct parse *ps, struct cur *c, struct at_window_entry *e)
@@ -1333,6 +1390,45 @@ static bool dec_turns(struct parse *ps, struct cur *c)
 	return true;
 }
 
+/* The turn windows of the interval that TURNS just described. */
+static bool dec_turnwin(struct parse *ps, struct cur *c)
+{
+	struct at_window *w;
+	uint64_t n, gap, k = 0;
+
+	if (!interval_window(ps, c, &w))
+		return false;
+	if (!w || !w->has_turns || !w->has_wr_cls)
+		return cfail(c, "no turns record for this interval");
+	if (w->has_turnwin)
+		return cfail(c, "second turn windows record for one window");
+	if (!get_uv(c, &n, "turn window functions"))
+		return false;
+	if (n > w->nduty)
+		return cfail(c, "more turn window functions than duty functions");
+	w->turnwin = at_xcalloc(n + 1, sizeof(*w->turnwin));
+	for (uint64_t i = 0; i < n; i++) {
+		if (!get_uv(c, &gap, "turn window function"))
+			return false;
+		k = i ? k + gap + 1 : gap;
+		if (gap >= w->nduty || k >= w->nduty)
+			return cfail(c, "turn window function out of range");
+		w->turnwin[w->nturnwin++] = (uint32_t)k;
+	}
+	for (int j = 0; j < AT_READ_CLASSES; j++)
+		if (!get_uv(c, &w->tw_cls_on[j], "turn window reads") ||
+		    !get_uv(c, &w->tw_wr_cls_on[j], "turn window writes"))
+			return false;
+	if (!get_uv(c, &w->tw_wr_on, "turn window writes") ||
+	    !get_uv(c, &w->tw_turn_on, "turn window turns") ||
+	    !get_uv(c, &w->tw_wake_on, "turn window wakeups"))
+		return false;
+	if (!turnwin_fits(w))
+		return cfail(c, "more turn window counts than counts");
+	w->has_turnwin = true;
+	return true;
+}
+
 /* The reads per size class of the window just read, after its duty list. */
 static bool dec_reads(struct parse *ps, struct cur *c)
 {
@@ -1609,7 +1705,7 @@ static bool known_chunk(uint32_t type)
 {
 	return (type >= AT_CHUNK_HEADER && type <= AT_CHUNK_USDT) ||
 	       (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS) ||
-	       (type >= AT_CHUNK_DUTY && type <= AT_CHUNK_TURNS);
+	       (type >= AT_CHUNK_DUTY && type <= AT_CHUNK_TURNWIN);
 }
 
 /* Inflate exactly raw bytes out of comp bytes, no more, no less. */
@@ -1838,6 +1934,9 @@ int at_trace_parse(const void *data, size_t len, struct at_trace *t, bool salvag
 			break;
 		case AT_CHUNK_TURNS:
 			ok = dec_turns(&ps, &c);
+			break;
+		case AT_CHUNK_TURNWIN:
+			ok = dec_turnwin(&ps, &c);
 			break;
 		default:
 			ok = dec_end(&ps, &c);

@@ -32,6 +32,13 @@ static void check(int rc, const struct at_trace *t, const char *err, bool salvag
 		    (w->has_turns &&
 		     (!w->has_writes || w->turn_on > w->turn_all || w->wake_on > w->wake_all)))
 			abort();
+		if (w->has_turnwin && (!w->has_turns || w->tw_turn_on > w->turn_all - w->turn_on ||
+				       w->tw_wake_on > w->wake_all - w->wake_on ||
+				       w->tw_wr_on > w->wr_all - w->wr_on))
+			abort();
+		for (uint32_t j = 0; j < w->nturnwin; j++)
+			if (w->turnwin[j] >= w->nduty || (j && w->turnwin[j] <= w->turnwin[j - 1]))
+				abort();
 		for (uint32_t j = 0; j < w->n; j++) {
 			const struct at_window_entry *e = &w->e[j];
 

@@ -139,6 +139,35 @@ if report_json "$WORK/e.data" "$WORK/e.json"; then
 fi
 expect_eq "evloop: no coarse or detail link left" "$(our_links)" 0
 
+# Turn windows: with 64 clients (16 and 32 in turn) evloop reads some 18
+# requests a turn, so the step before the move tells the functions run once
+# a turn from those run per request. They get windows of their own, which
+# count whole turns; the per-request and per-reply functions stay out.
+at_run "$WORK/t" record -o "$WORK/t.data" -f before_sleep -f after_sleep -f handle_request \
+	-f send_reply --select none --budget 5 -- "$TARGETS/evloop" 10 64
+expect_eq "turn windows: record --budget 5 exits 0" "$RC" 0
+if report_json "$WORK/t.data" "$WORK/t.json"; then
+	turns=$(kv "$WORK/t.out" turns)
+	# The budget may leave one of them always probed (exact).
+	expect_match "turn windows: one of the once-a-turn functions at least was in them" \
+		"$(jq -r '[.functions[] | select(.turn_windows == true) | .name] | sort | join(" ")' \
+			"$WORK/t.json")" '^(after_sleep|after_sleep before_sleep|before_sleep)$'
+	for f in before_sleep after_sleep; do
+		expect_match "turn windows: $f was in them, or exact" \
+			"$(fn "$WORK/t.json" $f estimated) $(fn "$WORK/t.json" $f turn_windows)" \
+			'^(true true|false missing)$'
+		expect_near "turn windows: $f's count, once a turn" \
+			"$(fn "$WORK/t.json" $f calls)" "$turns" 5
+	done
+	for f in handle_request send_reply; do
+		expect_eq "turn windows: $f, once a request, was not" \
+			"$(fn "$WORK/t.json" $f turn_windows)" false
+		expect_near "turn windows: $f's estimate" "$(fn "$WORK/t.json" $f calls)" \
+			"$(kv "$WORK/t.out" requests)" 10
+	done
+fi
+expect_eq "turn windows: no coarse or detail link left" "$(our_links)" 0
+
 # No session links: no duty cycle, the warning, and exact counts.
 ADAPTRACE_NO_UPROBE_SESSION=1 at_run "$WORK/n" record -o "$WORK/n.data" -f hot -f cold \
 	--budget 5 -- "$DUTY" 10

@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * evloop: an event-loop server and its clients, like redis under
- * redis-benchmark. A child process runs CLIENTS threads (4), each sending
- * a request and waiting for its reply, for SECONDS (default 6): its socket
- * I/O is not the server's. In turns of a second 4, 1 and 2 clients send, so
- * the requests per turn change and the reads cannot stand in for the turns. The main thread turns
- * an epoll loop: before_sleep() writes the replies pending (one send_reply() each), then
- * epoll_wait, after_sleep(), and a handle_request() per request read. So
- * before_sleep and after_sleep run once a turn, handle_request once a read
- * and send_reply once a write, and a turn reads 1 to 4 requests. Prints
- * "turns=N" (before_sleep's calls), "wakes=N" (after_sleep's), "requests="
- * and "replies=", the exact counts.
- * Usage: evloop [SECONDS]
+ * redis-benchmark. A child process runs CLIENTS threads (4 to 64, default
+ * 4), each sending a request and waiting for its reply, for SECONDS
+ * (default 6): its socket I/O is not the server's. In turns of a second
+ * all, a quarter and half of the clients send, so the requests per turn
+ * change and the reads cannot stand in for the turns. The main thread
+ * turns an epoll loop: before_sleep() writes the replies pending (one
+ * send_reply() each), then epoll_wait, after_sleep(), and a
+ * handle_request() per request read. So before_sleep and after_sleep run
+ * once a turn, handle_request once a read and send_reply once a write.
+ * Prints "turns=N" (before_sleep's calls), "wakes=N" (after_sleep's),
+ * "requests=" and "replies=", the exact counts.
+ * Usage: evloop [SECONDS [CLIENTS]]
  */
 #include <stdbool.h>
 #include <sys/epoll.h>
@@ -21,11 +22,12 @@
 
 #include "common.h"
 
-#define CLIENTS 4
-#define REQ_LEN 32
+#define MAX_CLIENTS 64
+#define REQ_LEN	    32
 
-static int server_fd[CLIENTS], client_fd[CLIENTS];
-static bool pending[CLIENTS];
+static int nclients = 4;
+static int server_fd[MAX_CLIENTS], client_fd[MAX_CLIENTS];
+static bool pending[MAX_CLIENTS];
 static double secs = 6;
 static uint64_t start_ns;
 static unsigned long n_turns, n_wakes, n_requests, n_replies;
@@ -40,7 +42,7 @@ TRACED void send_reply(int c)
 TRACED void before_sleep(void)
 {
 	n_turns++;
-	for (int c = 0; c < CLIENTS; c++)
+	for (int c = 0; c < nclients; c++)
 		if (pending[c]) {
 			pending[c] = false;
 			send_reply(c);
@@ -63,7 +65,7 @@ static void *client(void *arg)
 {
 	int fd = client_fd[(intptr_t)arg];
 	char msg[REQ_LEN] = {0}, reply[8];
-	static const int active[3] = {4, 1, 2};
+	const int active[3] = {nclients, nclients / 4, nclients / 2};
 	uint64_t end = start_ns + (uint64_t)(secs * 1e9), now;
 
 	while ((now = now_ns()) < end) {
@@ -82,27 +84,32 @@ static void *client(void *arg)
 /* The clients, in a process of their own. */
 static int clients(void)
 {
-	pthread_t th[CLIENTS];
+	pthread_t th[MAX_CLIENTS];
 
-	for (intptr_t c = 0; c < CLIENTS; c++) {
+	for (intptr_t c = 0; c < nclients; c++) {
 		close(server_fd[c]);
 		pthread_create(&th[c], NULL, client, (void *)c);
 	}
-	for (int c = 0; c < CLIENTS; c++)
+	for (int c = 0; c < nclients; c++)
 		pthread_join(th[c], NULL);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct epoll_event ev[CLIENTS];
-	int ep, open_fds = CLIENTS;
+	struct epoll_event ev[MAX_CLIENTS];
+	int ep, open_fds;
 	pid_t child;
 
 	if (argc > 1)
 		secs = atof(argv[1]);
+	if (argc > 2)
+		nclients = atoi(argv[2]);
+	if (nclients < 4 || nclients > MAX_CLIENTS)
+		return 2;
+	open_fds = nclients;
 	ep = epoll_create1(0);
-	for (intptr_t c = 0; c < CLIENTS; c++) {
+	for (intptr_t c = 0; c < nclients; c++) {
 		int sv[2];
 
 		if (ep < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0)
@@ -119,13 +126,13 @@ int main(int argc, char **argv)
 		return 1;
 	if (child == 0)
 		_exit(clients());
-	for (int c = 0; c < CLIENTS; c++)
+	for (int c = 0; c < nclients; c++)
 		close(client_fd[c]);
 	while (open_fds > 0) {
 		int n;
 
 		before_sleep();
-		n = epoll_wait(ep, ev, CLIENTS, 100);
+		n = epoll_wait(ep, ev, nclients, 100);
 		after_sleep();
 		for (int i = 0; i < n; i++) {
 			int c = (int)ev[i].data.u32;

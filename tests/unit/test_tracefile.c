@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "report.h"
 #include "tracefile.h"
 #include "util.h"
 #include "check.h"
@@ -160,7 +161,13 @@ static bool same_window(const struct at_window *a, const struct at_window *b)
 	    a->has_callers != b->has_callers || a->ncallers != b->ncallers ||
 	    (a->ncallers && memcmp(a->callers, b->callers, a->ncallers * sizeof(*a->callers))) ||
 	    a->has_turns != b->has_turns || a->turn_all != b->turn_all ||
-	    a->turn_on != b->turn_on || a->wake_all != b->wake_all || a->wake_on != b->wake_on)
+	    a->turn_on != b->turn_on || a->wake_all != b->wake_all || a->wake_on != b->wake_on ||
+	    a->has_turnwin != b->has_turnwin || a->nturnwin != b->nturnwin ||
+	    (a->nturnwin && memcmp(a->turnwin, b->turnwin, a->nturnwin * sizeof(*a->turnwin))) ||
+	    (a->has_turnwin && (memcmp(a->tw_cls_on, b->tw_cls_on, sizeof(a->tw_cls_on)) ||
+				memcmp(a->tw_wr_cls_on, b->tw_wr_cls_on, sizeof(a->tw_wr_cls_on)) ||
+				a->tw_wr_on != b->tw_wr_on || a->tw_turn_on != b->tw_turn_on ||
+				a->tw_wake_on != b->tw_wake_on)))
 		return false;
 	for (uint32_t i = 0; i < a->nduty; i++)
 		if (a->duty[i].id != b->duty[i].id || a->duty[i].on_ns != b->duty[i].on_ns)
@@ -1256,6 +1263,79 @@ static bool reads_back_as(const char *name, const struct at_window *w)
 }
 
 /* Duty lists the writer refuses, and the estimate a report makes of them. */
+/*
+ * Turn windows, through the report: six intervals of 10,000 reads and 6,000
+ * turns. The windows of every duty function see 50 reads and 1 turn each;
+ * turn windows, of the first function only, 40 turns and 60-200 reads.
+ * The first runs once a turn: it goes by the turns of both kinds, 36,000
+ * within 5 %. The second, once a read, sees only the other windows: 60,000
+ * (with the turn windows' reads it would come out at a third of that).
+ */
+static void test_duty_turnwin(void)
+{
+	static const uint64_t tw_reads[6] = {60, 200, 90, 150, 70, 120};
+	static const uint64_t tw_turns[6] = {40, 42, 38, 41, 39, 40};
+	struct at_symbol fs[2] = {{.id = 0, .name = "before_sleep"}, {.id = 1, .name = "handle"}};
+	struct at_window wins[6];
+	struct at_window_entry ents2[6][2];
+	struct at_duty_on on[6][2];
+	struct at_cls_calls cls[6][4], wr[6][2];
+	uint32_t tw[1] = {0};
+	struct at_trace t = {.syms = fs, .nsyms = 2, .wins = wins, .nwins = 6};
+	struct at_profile_set ps;
+
+	memset(wins, 0, sizeof(wins));
+	memset(ents2, 0, sizeof(ents2));
+	for (int i = 0; i < 6; i++) {
+		struct at_window *w = &wins[i];
+		uint64_t c0 = 1 + tw_turns[i];
+
+		w->start_ns = (uint64_t)i * 1000000000ULL;
+		w->end_ns = w->start_ns + 1000000000ULL;
+		for (uint32_t f = 0; f < 2; f++) {
+			ents2[i][f].id = f;
+			ents2[i][f].c.calls = ents2[i][f].c.returns = f ? 50 : c0;
+			on[i][f] = (struct at_duty_on){f, f ? 10000000 : 20000000};
+		}
+		w->n = 2;
+		w->e = ents2[i];
+		w->nduty = 2;
+		w->duty = on[i];
+		w->has_cls = w->has_writes = w->has_wr_cls = w->has_turns = true;
+		w->cls_all[3] = w->ref_all = 10000;
+		w->cls_on[3] = w->ref_on = 50;
+		w->wr_cls_all[3] = w->wr_all = 10000;
+		w->wr_cls_on[3] = w->wr_on = 50;
+		w->turn_all = w->wake_all = 6000;
+		w->turn_on = w->wake_on = 1;
+		cls[i][0] = (struct at_cls_calls){0, 3, c0};
+		cls[i][1] = (struct at_cls_calls){0, AT_BY_TIME, c0};
+		cls[i][2] = (struct at_cls_calls){1, 3, 50};
+		cls[i][3] = (struct at_cls_calls){1, AT_BY_TIME, 50};
+		w->ncls = 4;
+		w->cls = cls[i];
+		wr[i][0] = (struct at_cls_calls){0, 3, c0};
+		wr[i][1] = (struct at_cls_calls){1, 3, 50};
+		w->nwr_cls = 2;
+		w->wr_cls = wr[i];
+		w->has_turnwin = true;
+		w->nturnwin = 1;
+		w->turnwin = tw;
+		w->tw_cls_on[3] = tw_reads[i];
+		w->tw_wr_cls_on[3] = w->tw_wr_on = tw_reads[i];
+		w->tw_turn_on = w->tw_wake_on = tw_turns[i];
+	}
+	at_profile_set_init(&ps, &t);
+	check(ps.p[0].turn_windows && !ps.p[1].turn_windows,
+	      "turn windows: the report knows which function they probed");
+	check(ps.p[0].estimated && ps.p[0].by_turns != AT_BY_READS &&
+		  fabs((double)ps.p[0].c.calls - 36000) <= 1800,
+	      "turn windows: once a turn, by the turns of both kinds of window (36000 +- 5 %)");
+	check(ps.p[1].estimated && ps.p[1].by_turns == AT_BY_READS && ps.p[1].c.calls == 60000,
+	      "turn windows: once a read, by the other windows' reads alone (60000)");
+	at_profile_set_free(&ps);
+}
+
 static void test_duty(void)
 {
 	struct at_duty_on bad_order[] = {{5, 1}, {0, 1}}, too_long[] = {{0, 2000000000}};
@@ -1344,6 +1424,41 @@ static void test_duty(void)
 		check(window_refused("duty10", &good, "turns without writes"),
 		      "duty: turns without writes refused");
 		good.has_writes = good.has_wr_cls = true;
+
+		/* Turn windows: the second duty function only, with counts of their own. */
+		uint32_t turnwin[] = {1}, two[] = {1, 1};
+
+		good.has_turnwin = true;
+		good.nturnwin = 1;
+		good.turnwin = turnwin;
+		good.tw_cls_on[3] = 60;
+		good.tw_wr_cls_on[12] = 20;
+		good.tw_wr_on = 70;
+		good.tw_turn_on = 40;
+		good.tw_wake_on = 41;
+		check(write_window_file("duty11", &good),
+		      "duty: a window with turn windows is written");
+		check(reads_back_as("duty11", &good), "duty: turn windows round trip");
+		good.tw_turn_on = 541;
+		check(window_refused("duty12", &good, "more turn window counts"),
+		      "duty: more turns in both kinds of window than turns refused");
+		good.tw_turn_on = 40;
+		good.tw_cls_on[12] = 351;
+		check(window_refused("duty13", &good, "more turn window counts"),
+		      "duty: more reads of a class in both kinds of window than reads refused");
+		good.tw_cls_on[12] = 0;
+		good.turnwin = two;
+		good.nturnwin = 2;
+		check(window_refused("duty14", &good, "bad turn window entry"),
+		      "duty: a turn window function listed twice refused");
+		turnwin[0] = 2;
+		good.turnwin = turnwin;
+		good.nturnwin = 1;
+		check(window_refused("duty15", &good, "bad turn window entry"),
+		      "duty: a turn window function out of the duty list refused");
+		good.has_turnwin = false;
+		good.nturnwin = 0;
+		good.turnwin = NULL;
 		good.has_turns = false;
 		good.has_callers = false;
 
@@ -1436,6 +1551,7 @@ int main(int argc, char **argv)
 	test_duty_writes_follow();
 	test_duty_callers_split();
 	test_duty_turns();
+	test_duty_turnwin();
 	test_duty_writes_not_followed();
 	test_duty_writes_margin();
 	test_duty_writes();
