@@ -30,10 +30,11 @@ struct frame {
 struct shadow_stack {
 	__u32 depth;
 	__u8 has_read;
-	__u8 read_cls;	     /* the read's size class */
-	__u8 read_in_window; /* it came while a window was open */
-	__u8 wrote;	     /* it wrote since its latest read (AT_TURNS, AT_WAKES) */
-	__u64 owner;	     /* in thread_slots: the thread id holding it, 0 when free */
+	__u8 read_cls;	/* the read's size class */
+	__u8 wrote;	/* it wrote since its latest read (AT_TURNS, AT_WAKES) */
+	__u32 read_seq; /* window_seq of the window it came in, 0: none */
+	__u32 gate_seq; /* window_seq of the turn window counting its turns, 0: none */
+	__u64 owner;	/* in thread_slots: the thread id holding it, 0 when free */
 	struct frame f[AT_MAX_DEPTH];
 };
 
@@ -106,7 +107,8 @@ static __always_inline struct shadow_stack *thread_stack(bool create)
 		s->depth = 0;
 		s->has_read = t ? t->has_read : 0;
 		s->read_cls = t ? t->read_cls : 0;
-		s->read_in_window = t ? t->read_in_window : 0;
+		s->read_seq = t ? t->read_seq : 0;
+		s->gate_seq = t ? t->gate_seq : 0;
 		s->wrote = t ? t->wrote : 0;
 		return s;
 	}
@@ -159,19 +161,29 @@ __u64 window_until = 0;
 bool read_after_window = false;
 /*
  * The open window is a turn window: only the functions run once or twice
- * a turn of the event loop are in, so the loop keeps its pace. It counts
- * whole turns (turn_gate): from the target's first wakeup in it to its
- * first wakeup after window_until, so a turn's calls and its end are both
- * in or both out. Its yardsticks count apart (at_reads.turn).
+ * a turn of the event loop are in, so the loop keeps its pace. It counts a
+ * thread's whole turns: from its first wakeup in the window to its first
+ * wakeup after window_until (shadow_stack.gate_seq), so a turn's calls and
+ * its end are both in or both out. turn_gates: the threads counting, for
+ * the loader to end the window when none is. Its yardsticks count apart
+ * (at_reads.turn). window_seq numbers the windows, so a thread's state
+ * from an earlier one never counts in the next.
  */
 bool window_turns = false;
-bool turn_gate = false;
+__u32 window_seq = 0;
+__s32 turn_gates = 0;
 
-static __always_inline bool in_window(void)
+/* Whether the window counts thread s's event now; *turn: a turn window does. */
+static __always_inline bool in_window(const struct shadow_stack *s, bool *turn)
 {
-	if (window_turns)
-		return window_on && turn_gate;
-	return window_on && bpf_ktime_get_ns() < window_until;
+	bool tw = window_turns;
+
+	*turn = tw;
+	if (!window_on)
+		return false;
+	if (tw)
+		return s && s->gate_seq == window_seq;
+	return bpf_ktime_get_ns() < window_until;
 }
 
 /*
@@ -225,7 +237,7 @@ static __always_inline __u16 cookie_gen(__u64 cookie)
  */
 static __always_inline bool window_counts(const struct shadow_stack *s, __u32 id, bool *by_time)
 {
-	bool read = s && s->has_read, on = in_window();
+	bool turn, read = s && s->has_read, on = in_window(s, &turn);
 	__u32 key = id * AT_SLOTS + AT_BY_TIME;
 	__u64 *n;
 
@@ -243,7 +255,7 @@ static __always_inline bool window_counts(const struct shadow_stack *s, __u32 id
 	}
 	if (!read)
 		return on;
-	if (!s->read_in_window)
+	if (!s->read_seq || s->read_seq != window_seq)
 		return false;
 	key = id * AT_SLOTS + (s->read_cls & (AT_READ_CLASSES - 1));
 	n = bpf_map_lookup_elem(&wcalls, &key);
@@ -483,17 +495,35 @@ int BPF_PROG(coarse_exit, struct task_struct *p)
 	return 0;
 }
 
-/* Count one of refcalls' yardsticks: all of it, and while a window is open, by its kind. */
-static __always_inline void count_ref(__u32 slot, bool on)
+/* Count one of refcalls' yardsticks: all of it, and while a window counts it, by its kind. */
+static __always_inline void count_ref(__u32 slot, bool on, bool turn)
 {
 	struct at_reads *w = bpf_map_lookup_elem(&refcalls, &slot);
 
 	if (w) {
 		w->all++;
-		if (on && window_turns)
+		if (on && turn)
 			w->turn++;
 		else if (on)
 			w->on++;
+	}
+}
+
+/* A thread's wakeup opens its count in a turn window, or closes it after window_until. */
+static __always_inline void turn_wakeup(struct shadow_stack *s)
+{
+	bool open, was;
+
+	if (!window_on || !window_turns)
+		return;
+	open = bpf_ktime_get_ns() < window_until;
+	was = s->gate_seq && s->gate_seq == window_seq;
+	if (open && !was) {
+		s->gate_seq = window_seq;
+		__sync_fetch_and_add(&turn_gates, 1);
+	} else if (!open && was) {
+		s->gate_seq = 0;
+		__sync_fetch_and_add(&turn_gates, -1);
 	}
 }
 
@@ -511,7 +541,7 @@ SEC("tp_btf/sock_recv_length")
 int BPF_PROG(duty_inputs, struct sock *sk, int ret, int flags)
 {
 	struct shadow_stack *s;
-	bool on;
+	bool on, turn;
 	__u32 cls;
 
 	if (ret <= 0)
@@ -520,19 +550,18 @@ int BPF_PROG(duty_inputs, struct sock *sk, int ret, int flags)
 		return 0;
 	cls = at_read_class(ret);
 	s = thread_stack(true);
-	/* A wakeup opens a turn window's count, or closes it after window_until. */
-	if (s && s->wrote && window_turns && window_on)
-		turn_gate = bpf_ktime_get_ns() < window_until;
-	on = in_window();
+	if (s && s->wrote)
+		turn_wakeup(s);
+	on = in_window(s, &turn);
 	if (window_on && !on)
 		read_after_window = true;
-	count_ref(cls, on);
+	count_ref(cls, on, turn);
 	if (s) {
 		if (s->wrote)
-			count_ref(AT_WAKES, on);
+			count_ref(AT_WAKES, on, turn);
 		s->wrote = 0;
 		s->read_cls = cls;
-		s->read_in_window = on;
+		s->read_seq = on ? window_seq : 0;
 		s->has_read = 1;
 	}
 	return 0;
@@ -547,20 +576,20 @@ SEC("tp_btf/sock_send_length")
 int BPF_PROG(duty_outputs, struct sock *sk, int ret, int flags)
 {
 	struct shadow_stack *s;
-	bool on;
+	bool on, turn;
 
 	if (ret <= 0)
 		return 0;
 	if (ref_tgid ? (__u32)(bpf_get_current_pid_tgid() >> 32) != ref_tgid : !exe_matches())
 		return 0;
-	on = in_window();
-	count_ref(AT_BY_TIME, on);
 	s = thread_stack(false);
+	on = in_window(s, &turn);
+	count_ref(AT_BY_TIME, on, turn);
 	if (!s || !s->has_read)
 		return 0;
 	if (!s->wrote)
-		count_ref(AT_TURNS, on);
+		count_ref(AT_TURNS, on, turn);
 	s->wrote = 1;
-	count_ref(AT_WR_CLASS(s->read_cls & (AT_READ_CLASSES - 1)), on);
+	count_ref(AT_WR_CLASS(s->read_cls & (AT_READ_CLASSES - 1)), on, turn);
 	return 0;
 }

@@ -585,7 +585,6 @@ static int cmp_hot(const void *a, const void *b)
  * probes leave (at_sampler_cfg.whole_budget). False when nothing more can
  * be done.
  */
-
 static bool plan_duty(struct at_dctl *c, double work, double budget)
 {
 	double allowed = budget / 100 * work, frac = at_duty_frac(c->duty);

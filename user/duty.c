@@ -57,7 +57,7 @@ struct at_duty {
 	size_t nspans, cap;
 	struct release rel[MAX_RELEASES];
 	bool quiesced;
-	struct bpf_link *inputs;  /* the yardstick's program, from the first move on */
+	struct bpf_link *inputs;  /* the yardstick's program, from the start */
 	struct bpf_link *outputs; /* the socket writes' */
 	bool inputs_off;	  /* no yardstick: estimates go by time */
 	/* refcalls at the last interval (reads per class, then writes and turns). */
@@ -152,11 +152,6 @@ struct at_duty *at_duty_new(const struct at_duty_opts *o)
 bool at_duty_is_demoted(const struct at_duty *d, uint32_t id)
 {
 	return d && id < d->o.n && d->demoted[id];
-}
-
-bool at_duty_is_turnwise(const struct at_duty *d, uint32_t id)
-{
-	return d && id < d->o.n && d->turnwise[id];
 }
 
 void at_duty_loop(struct at_duty *d, uint64_t *reads, uint64_t *turns)
@@ -473,11 +468,13 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 	/* Half a poll tick early rather than most of one late: windows cost. */
 	if (d->open && d->turn_open && now + CLOSE_SLACK_NS >= d->opened + d->win_ns) {
 		/*
-		 * A turn window stops counting at a wakeup, so no request is cut
-		 * short: its links can go at once. A turn longer than twice the
-		 * window is cut.
+		 * A turn window stops counting a thread at its wakeup, so no request
+		 * is cut short: its links go once no thread is counted. From now on
+		 * no count opens. A turn longer than twice the window is cut.
 		 */
-		if (!*d->o.turn_gate || now >= d->opened + 3 * d->win_ns) {
+		if (*d->o.window_until > now)
+			*d->o.window_until = now;
+		if (*d->o.turn_gates <= 0 || now >= d->opened + 3 * d->win_ns) {
 			close_window(d, now);
 			release_window(d, now);
 		}
@@ -510,7 +507,10 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 			d->opened = mid;
 			*d->o.read_after_window = false;
 			*d->o.window_until = mid + d->win_ns;
-			*d->o.turn_gate = false;
+			*d->o.turn_gates = 0;
+			/* 0 stands for no window in a thread's state. */
+			if (!++*d->o.window_seq)
+				*d->o.window_seq = 1;
 			*d->o.window_turns = turn;
 			*d->o.window_on = true;
 		} else {

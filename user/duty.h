@@ -44,7 +44,8 @@ struct at_duty_opts {
 	uint64_t *window_until;	 /* CLOCK_MONOTONIC ns: the programs stop counting */
 	bool *read_after_window; /* the target read after window_until */
 	bool *window_turns;	 /* the open window is a turn window */
-	bool *turn_gate; /* it is counting (from a wakeup to the first after window_until) */
+	uint32_t *window_seq;	 /* numbers the windows: a thread's state counts in its own */
+	int32_t *turn_gates;	 /* threads a turn window counts (a wakeup to the first after) */
 	void (*quiesce_detail)(void *ctx, bool on);
 	void *ctx;
 	const char *const *paths;
@@ -79,8 +80,6 @@ int at_duty_demote(struct at_duty *d, const bool *demote, const bool *turnwise, 
 		   struct at_links *entry, struct at_links *ret, struct at_links *detail,
 		   uint64_t now, char *err, size_t errlen);
 bool at_duty_is_demoted(const struct at_duty *d, uint32_t id);
-/* Whether id is probed in the turn windows too. */
-bool at_duty_is_turnwise(const struct at_duty *d, uint32_t id);
 /* The target's socket reads and turns of its event loop (ends) so far; 0 when not counted. */
 void at_duty_loop(struct at_duty *d, uint64_t *reads, uint64_t *turns);
 double at_duty_frac(const struct at_duty *d);

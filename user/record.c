@@ -162,7 +162,9 @@ static void record_usage(FILE *f)
 	      "                       interval, 2 ms or more, sized to a quarter of the\n"
 	      "                       budget) and their figures become estimates, marked ~\n"
 	      "                       with a 95 % interval (needs uprobe session links);\n"
-	      "                       detail gets what the coarse probes leave. Works with\n"
+	      "                       those run once or twice a turn of an event loop get\n"
+	      "                       turn windows of their own too, between the others.\n"
+	      "                       Detail gets what the coarse probes leave. Works with\n"
 	      "                       --select none too\n"
 	      "      --max-events N   at most N detail events per second in all\n"
 	      "  Sampled calls go through a ring buffer; a full buffer drops events and counts\n"
@@ -759,7 +761,8 @@ static void setup_duty(struct recorder *r)
 	o.window_until = (uint64_t *)&r->skel->bss->window_until;
 	o.read_after_window = &r->skel->bss->read_after_window;
 	o.window_turns = &r->skel->bss->window_turns;
-	o.turn_gate = &r->skel->bss->turn_gate;
+	o.window_seq = &r->skel->bss->window_seq;
+	o.turn_gates = &r->skel->bss->turn_gates;
 	o.quiesce_detail = at_dctl_quiesce;
 	o.ctx = r->dctl;
 	if (bpf_program__autoload(r->skel->progs.duty_inputs))

@@ -17,6 +17,13 @@ void at_profile_set_init(struct at_profile_set *ps, const struct at_trace *t)
 	ps->t = t;
 	ps->p = at_xcalloc(t->nsyms ? t->nsyms : 1, sizeof(*ps->p));
 	ps->n = t->nsyms;
+	/* Which functions the turn windows probed: an interval cut before its list counts none. */
+	for (size_t i = 0; i < t->nwins; i++)
+		for (uint32_t k = 0; k < t->wins[i].nturnwin; k++)
+			if (t->wins[i].turnwin[k] < t->wins[i].nduty &&
+			    t->wins[i].duty[t->wins[i].turnwin[k]].id < t->nsyms)
+				ps->p[t->wins[i].duty[t->wins[i].turnwin[k]].id].turn_windows =
+				    true;
 	for (size_t i = 0; i < t->nwins; i++)
 		at_profile_set_add_window(ps, &t->wins[i]);
 	if (t->has_end)
@@ -59,6 +66,14 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 			j++;
 		if (j < w->n && w->e[j].id == id)
 			calls = w->e[j].c.calls;
+		/*
+		 * A function of the turn windows in an interval without their list
+		 * (a file cut between its chunks): its calls from both kinds of
+		 * window would meet one kind's yardsticks. Its window calls stay
+		 * as seen.
+		 */
+		if (id < ps->t->nsyms && ps->p[id].turn_windows && w->has_turns && !w->has_turnwin)
+			continue;
 		if (id < ps->t->nsyms) {
 			uint64_t cc[AT_SLOTS] = {0}, tw_cls[AT_READ_CLASSES],
 				 tw_wr[AT_READ_CLASSES];

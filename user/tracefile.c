@@ -630,6 +630,8 @@ static int write_duty(struct at_writer *w, const struct at_window *win)
 	}
 	if (write_chunk(w, AT_CHUNK_DUTY, b->p, b->len) < 0)
 		return -1;
+	if (win->has_turnwin && !win->has_turns)
+		return werr(w, "%s: turn windows without turns", w->path);
 	if (!win->has_cls)
 		return 0;
 	interval_chunk(w, win);

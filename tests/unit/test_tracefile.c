@@ -1262,7 +1262,6 @@ static bool reads_back_as(const char *name, const struct at_window *w)
 	return same;
 }
 
-/* Duty lists the writer refuses, and the estimate a report makes of them. */
 /*
  * Turn windows, through the report: six intervals of 10,000 reads and 6,000
  * turns. The windows of every duty function see 50 reads and 1 turn each;
@@ -1334,8 +1333,20 @@ static void test_duty_turnwin(void)
 	check(ps.p[1].estimated && ps.p[1].by_turns == AT_BY_READS && ps.p[1].c.calls == 60000,
 	      "turn windows: once a read, by the other windows' reads alone (60000)");
 	at_profile_set_free(&ps);
+	/*
+	 * A file cut between the last interval's turns and its turn windows:
+	 * that interval's 41 calls would meet 1 turn (246,000). They stay as
+	 * seen, and the other five intervals scale theirs: some 30,000.
+	 */
+	wins[5].has_turnwin = false;
+	wins[5].nturnwin = 0;
+	at_profile_set_init(&ps, &t);
+	check(ps.p[0].turn_windows && ps.p[0].c.calls >= 28000 && ps.p[0].c.calls <= 36000,
+	      "turn windows: an interval cut before their list leaves the estimate in bounds");
+	at_profile_set_free(&ps);
 }
 
+/* Duty lists the writer refuses, and the estimate a report makes of them. */
 static void test_duty(void)
 {
 	struct at_duty_on bad_order[] = {{5, 1}, {0, 1}}, too_long[] = {{0, 2000000000}};
@@ -1443,6 +1454,10 @@ static void test_duty(void)
 		check(window_refused("duty12", &good, "more turn window counts"),
 		      "duty: more turns in both kinds of window than turns refused");
 		good.tw_turn_on = 40;
+		good.has_turns = false;
+		check(window_refused("duty16", &good, "turn windows without turns"),
+		      "duty: turn windows without turns refused");
+		good.has_turns = true;
 		good.tw_cls_on[12] = 351;
 		check(window_refused("duty13", &good, "more turn window counts"),
 		      "duty: more reads of a class in both kinds of window than reads refused");
