@@ -160,7 +160,7 @@ bool window_on = false;
 __u64 window_until = 0;
 bool read_after_window = false;
 /*
- * The open window is a turn window: only the functions run once or twice
+ * The open window is a turn window: only the functions run 1-3 times
  * a turn of the event loop are in, so the loop keeps its pace. It counts a
  * thread's whole turns: from its first wakeup in the window to its first
  * wakeup after window_until (shadow_stack.gate_seq), so a turn's calls and

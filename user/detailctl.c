@@ -753,7 +753,7 @@ static void coarse_check(struct at_dctl *c, const struct at_sampler_tick *tk)
 }
 
 /*
- * Which functions run once or twice per turn of the event loop, from a
+ * Which functions run one to three times per turn of the event loop, from a
  * step's exact calls: redis's beforeSleep and its callees run once a turn,
  * however many requests a turn reads. Windows of every demoted function
  * slow the loop down so much that a turn outlasts them (redis: 4-9 turn
@@ -777,7 +777,7 @@ static void find_per_turn(struct at_dctl *c, double dt_s)
 
 		if (!at_duty_is_demoted(c->duty, id))
 			c->f[id].per_turn =
-			    k >= 1 && k <= 2 && hits <= k * (1.25 * turns + 20 * dt_s);
+			    k >= 1 && k <= 3 && hits <= k * (1.25 * turns + 20 * dt_s);
 	}
 }
 

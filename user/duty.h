@@ -25,7 +25,7 @@ struct bpf_program;
 
 /* The least share of time the windows may probe: 2 ms every 200 ms. */
 #define AT_DUTY_MIN_FRAC 0.01
-/* Turns in a controller step that tell a function run once or twice a turn. */
+/* Turns in a controller step that tell a function run 1-3 times a turn. */
 #define AT_TURNWISE_MIN_TURNS 20
 
 /* Where function id is probed. */

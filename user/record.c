@@ -162,7 +162,7 @@ static void record_usage(FILE *f)
 	      "                       interval, 2 ms or more, sized to a quarter of the\n"
 	      "                       budget) and their figures become estimates, marked ~\n"
 	      "                       with a 95 % interval (needs uprobe session links);\n"
-	      "                       those run once or twice a turn of an event loop get\n"
+	      "                       those run 1-3 times a turn of an event loop get\n"
 	      "                       turn windows of their own too, between the others.\n"
 	      "                       Detail gets what the coarse probes leave. Works with\n"
 	      "                       --select none too\n"

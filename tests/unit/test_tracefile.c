@@ -1334,6 +1334,23 @@ static void test_duty_turnwin(void)
 	      "turn windows: once a read, by the other windows' reads alone (60000)");
 	at_profile_set_free(&ps);
 	/*
+	 * Turn windows that read 15 requests a turn in every interval, and a
+	 * function called a few more times than the turns (a timer's): its
+	 * window calls fit the reads about as well as the turns, but it ran
+	 * once a turn while exact, so the turns scale it: some 37,000 (by the
+	 * reads, 60,000 x 41 / 650, some 3,800).
+	 */
+	for (int i = 0; i < 6; i++) {
+		wins[i].tw_cls_on[3] = wins[i].tw_wr_cls_on[3] = wins[i].tw_wr_on = 15 * tw_turns[i];
+		cls[i][0].calls = cls[i][1].calls = wr[i][0].calls = ents2[i][0].c.calls =
+		    ents2[i][0].c.returns = 1 + tw_turns[i] + (i % 2);
+	}
+	at_profile_set_init(&ps, &t);
+	check(ps.p[0].by_turns != AT_BY_READS && fabs((double)ps.p[0].c.calls - 37000) <= 1850,
+	      "turn windows: a function of theirs goes by the turns where the reads fit as well "
+	      "(37000 +- 5 %)");
+	at_profile_set_free(&ps);
+	/*
 	 * A file cut between the last interval's turns and its turn windows:
 	 * that interval's 41 calls would meet 1 turn (246,000). They stay as
 	 * seen, and the other five intervals scale theirs: some 30,000.
