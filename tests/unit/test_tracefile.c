@@ -1341,7 +1341,8 @@ static void test_duty_turnwin(void)
 	 * reads, 60,000 x 41 / 650, some 3,800).
 	 */
 	for (int i = 0; i < 6; i++) {
-		wins[i].tw_cls_on[3] = wins[i].tw_wr_cls_on[3] = wins[i].tw_wr_on = 15 * tw_turns[i];
+		wins[i].tw_cls_on[3] = wins[i].tw_wr_cls_on[3] = wins[i].tw_wr_on =
+		    15 * tw_turns[i];
 		cls[i][0].calls = cls[i][1].calls = wr[i][0].calls = ents2[i][0].c.calls =
 		    ents2[i][0].c.returns = 1 + tw_turns[i] + (i % 2);
 	}
