@@ -475,6 +475,9 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 		if (*d->o.window_until > now)
 			*d->o.window_until = now;
 		if (*d->o.turn_gates <= 0 || now >= d->opened + 3 * d->win_ns) {
+			if (at_env_flag("ADAPTRACE_DEBUG"))
+				at_err("duty: turn window of %.2f ms ends, %d threads counting",
+				       (double)(now - d->opened) / 1e6, *d->o.turn_gates);
 			close_window(d, now);
 			release_window(d, now);
 		}
