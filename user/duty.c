@@ -154,6 +154,16 @@ bool at_duty_is_demoted(const struct at_duty *d, uint32_t id)
 	return d && id < d->o.n && d->demoted[id];
 }
 
+/* The socket reads of every class in refcalls' first slots r. */
+static uint64_t reads_of(const struct at_reads *r)
+{
+	uint64_t n = 0;
+
+	for (int k = 0; k < AT_READ_CLASSES; k++)
+		n += r[k].all;
+	return n;
+}
+
 void at_duty_loop(struct at_duty *d, uint64_t *reads, uint64_t *turns)
 {
 	struct at_reads r[AT_REFCALLS];
@@ -161,8 +171,7 @@ void at_duty_loop(struct at_duty *d, uint64_t *reads, uint64_t *turns)
 	*reads = *turns = 0;
 	if (!d || d->inputs_off || !d->outputs || !read_ref(d, r, AT_REFCALLS))
 		return;
-	for (int k = 0; k < AT_READ_CLASSES; k++)
-		*reads += r[k].all;
+	*reads = reads_of(r);
 	*turns = r[AT_TURNS].all;
 }
 
@@ -357,13 +366,8 @@ static void end_window(struct at_duty *d, uint64_t now)
 static uint64_t total_reads(struct at_duty *d)
 {
 	struct at_reads r[AT_READ_CLASSES];
-	uint64_t n = 0;
 
-	if (d->inputs_off || !read_ref(d, r, AT_READ_CLASSES))
-		return 0;
-	for (int k = 0; k < AT_READ_CLASSES; k++)
-		n += r[k].all;
-	return n;
+	return d->inputs_off || !read_ref(d, r, AT_READ_CLASSES) ? 0 : reads_of(r);
 }
 
 /* Release a closed window's links; false when no release slot is free. */
@@ -466,23 +470,27 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 	if (!d->ndemoted)
 		return wait;
 	/* Half a poll tick early rather than most of one late: windows cost. */
-	if (d->open && d->turn_open && now + CLOSE_SLACK_NS >= d->opened + d->win_ns) {
-		/*
-		 * A turn window stops counting a thread at its wakeup, so no request
-		 * is cut short: its links go once no thread is counted. From now on
-		 * no count opens. A turn longer than twice the window is cut.
-		 */
-		if (*d->o.window_until > now)
-			*d->o.window_until = now;
-		if (*d->o.turn_gates <= 0 || now >= d->opened + 3 * d->win_ns) {
-			if (at_env_flag("ADAPTRACE_DEBUG"))
-				at_err("duty: turn window of %.2f ms ends, %d threads counting",
-				       (double)(now - d->opened) / 1e6, *d->o.turn_gates);
+	if (d->open && now + CLOSE_SLACK_NS >= d->opened + d->win_ns) {
+		if (!d->turn_open) {
 			close_window(d, now);
-			release_window(d, now);
+		} else {
+			/*
+			 * A turn window stops counting a thread at its wakeup, so no
+			 * request is cut short: its links go once no thread is counted.
+			 * From now on no count opens. A turn longer than twice the
+			 * window is cut.
+			 */
+			if (*d->o.window_until > now)
+				*d->o.window_until = now;
+			if (*d->o.turn_gates <= 0 || now >= d->opened + 3 * d->win_ns) {
+				if (at_env_flag("ADAPTRACE_DEBUG"))
+					at_err("duty: turn window of %.2f ms ends, %d threads "
+					       "counting",
+					       (double)(now - d->opened) / 1e6, *d->o.turn_gates);
+				close_window(d, now);
+				release_window(d, now);
+			}
 		}
-	} else if (d->open && now + CLOSE_SLACK_NS >= d->opened + d->win_ns) {
-		close_window(d, now);
 	}
 	if (d->lingering && (d->inputs_off || now - d->closed_at >= d->win_ns ||
 			     *d->o.read_after_window || total_reads(d) != d->reads_at_close))
@@ -542,7 +550,7 @@ static uint64_t overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t e)
 
 /*
  * Slot k's counts since the last interval: all, in the windows (on) and in
- * the turn windows (turn; NULL: none counted). Both kinds see disjoint parts.
+ * the turn windows (turn). Both kinds see disjoint parts.
  */
 static void since_last(struct at_duty *d, const struct at_reads *now, uint32_t k, uint64_t *all,
 		       uint64_t *on, uint64_t *turn)
@@ -553,10 +561,7 @@ static void since_last(struct at_duty *d, const struct at_reads *now, uint32_t k
 	*on = now[k].on - d->ref_last[k].on;
 	if (*on > *all)
 		*on = *all;
-	if (tw > *all - *on)
-		tw = *all - *on;
-	if (turn)
-		*turn = tw;
+	*turn = tw > *all - *on ? *all - *on : tw;
 	d->ref_last[k] = now[k];
 }
 

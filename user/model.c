@@ -29,6 +29,21 @@ const struct at_duty_on *at_window_duty(const struct at_window *w, uint32_t id, 
 	return *k < w->nduty && w->duty[*k].id == id ? &w->duty[*k] : NULL;
 }
 
+bool at_window_turnwise(const struct at_window *w, uint32_t k)
+{
+	uint32_t n = w->has_turnwin ? w->nturnwin : 0, lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (w->turnwin[mid] < k)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && w->turnwin[lo] == k;
+}
+
 void at_profile_add(struct at_func_profile *p, const struct at_window_entry *e)
 {
 	at_counts_merge(&p->c, &e->c);

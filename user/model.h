@@ -398,6 +398,8 @@ void at_counts_merge(struct at_counts *dst, const struct at_counts *src);
  * along. Both lists ascend by id: *k walks w->duty across calls (start at 0).
  */
 const struct at_duty_on *at_window_duty(const struct at_window *w, uint32_t id, uint32_t *k);
+/* Whether the duty function duty[k] was in the interval's turn windows too. */
+bool at_window_turnwise(const struct at_window *w, uint32_t k);
 /* Add a window entry into an aggregate. */
 void at_profile_add(struct at_func_profile *p, const struct at_window_entry *e);
 /* Add what one partly probed interval saw of the function. */

@@ -52,7 +52,7 @@ static void add_turnwin(struct at_duty_obs *o, const struct at_window *w, uint64
 
 void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window *w)
 {
-	uint32_t j = 0, c = 0, wc = 0, ci = 0, ti = 0;
+	uint32_t j = 0, c = 0, wc = 0, ci = 0;
 
 	for (uint32_t i = 0; i < w->n; i++)
 		if (w->e[i].id < ps->t->nsyms)
@@ -108,9 +108,7 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 				o.turn_on = w->turn_on;
 				o.wake_all = w->wake_all;
 				o.wake_on = w->wake_on;
-				while (ti < w->nturnwin && w->turnwin[ti] < k)
-					ti++;
-				if (w->has_turnwin && ti < w->nturnwin && w->turnwin[ti] == k) {
+				if (at_window_turnwise(w, k)) {
 					add_turnwin(&o, w, tw_cls, tw_wr);
 					ps->p[id].turn_windows = true;
 				}

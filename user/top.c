@@ -51,10 +51,9 @@ static double entry_scale(const struct at_window *w, const struct at_window_entr
 	if (!on || on->on_ns >= len)
 		return 1;
 	/* A function in the turn windows too: both kinds' reads. */
-	for (uint32_t i = 0; w->has_turnwin && i < w->nturnwin; i++)
-		if (w->turnwin[i] == *k)
-			for (int c = 0; c < AT_READ_CLASSES; c++)
-				ref_on += w->tw_cls_on[c];
+	if (at_window_turnwise(w, *k))
+		for (int c = 0; c < AT_READ_CLASSES; c++)
+			ref_on += w->tw_cls_on[c];
 	if (ref_on)
 		return (double)w->ref_all / (double)ref_on;
 	return on->on_ns ? (double)len / (double)on->on_ns : 1;
