@@ -21,6 +21,7 @@ struct frame {
 	__u32 id;
 	__u16 outer; /* no other activation of id below on this thread */
 	__u16 gen;   /* link generation that pushed it: its return pops it */
+	__u32 seq;   /* window_seq of the window whose link pushed it, 0: an exact link */
 };
 
 /*
@@ -267,7 +268,10 @@ static __always_inline bool window_counts(const struct shadow_stack *s, __u32 id
 /*
  * A window call of id entered at sp, under the thread's innermost frame
  * above sp: a caller's entry sp is strictly higher. A frame at sp is a
- * sibling whose return went unseen, or the caller of a tail call.
+ * sibling whose return went unseen, or the caller of a tail call. So is a
+ * frame an earlier window pushed: its links went while it ran, and it
+ * stays until a call above it pops it (redis: a beforeSleep frame held all
+ * of an interval's readQueryFromClient calls).
  */
 static __always_inline void count_caller(struct shadow_stack *s, __u32 depth, __u32 id, __u64 sp)
 {
@@ -281,7 +285,7 @@ static __always_inline void count_caller(struct shadow_stack *s, __u32 depth, __
 		/* The compiler drops the mask, knowing depth's bound; the verifier needs it. */
 		asm volatile("" : "+r"(top));
 		f = frame_at(s, top);
-		if (f->sp > sp) {
+		if (f->sp > sp && (!f->seq || f->seq == window_seq)) {
 			caller = f->id;
 			break;
 		}
@@ -292,6 +296,19 @@ static __always_inline void count_caller(struct shadow_stack *s, __u32 depth, __
 		*n += 1;
 	else /* full: the split goes by the pairs it holds */
 		bpf_map_update_elem(&wcallers, &key, &one, BPF_NOEXIST);
+}
+
+/*
+ * The window a window link's frame belongs to: the open one, else the next
+ * (the links go in before the loader opens it and numbers it; 0 is skipped).
+ */
+static __always_inline __u32 frame_seq(void)
+{
+	__u32 seq = window_seq;
+
+	if (window_on)
+		return seq;
+	return seq + 1 ? seq + 1 : 1;
 }
 
 /* Returns 1 when the call's return is of no use (a session then skips it). */
@@ -347,6 +364,7 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 	f->id = id;
 	f->outer = outer;
 	f->gen = cookie_gen(cookie);
+	f->seq = cookie & AT_COOKIE_WINDOW ? frame_seq() : 0;
 	s->depth = depth + 1;
 	f->ts = bpf_ktime_get_ns();
 	return 0;

@@ -332,6 +332,7 @@ struct at_duty_est {
 	/* Against the turns' ends and the wakeups (nturn intervals recorded them). */
 	uint32_t nturn;
 	struct at_strata tu, wk;
+	double turn_on, turn_all; /* the turns' ends in those intervals: in the windows, and all */
 	struct at_turn_fit tfit;
 	/* Intervals with calls per caller recorded (ncaller_win), and the sums. */
 	uint32_t ncaller_win;
@@ -385,6 +386,8 @@ struct at_func_profile {
 	 * by the writes: that part is scaled by the writes, the rest by the reads.
 	 */
 	double writes_share;
+	/* The same for callers that go by the turns (or the wakeups): scaled by the turns. */
+	double turns_share;
 	uint64_t seen_calls; /* calls the probes saw (what they cost) */
 	/* Share of the socket reads of a size class the windows saw too few of. */
 	double unseen_reads;
@@ -414,6 +417,8 @@ void at_profile_estimate(struct at_func_profile *p);
  * its callees loop over the turn's replies.
  */
 bool at_profile_by_writes(const struct at_func_profile *p);
+/* Whether a function of the turn windows goes by the turns or the wakeups. */
+bool at_profile_turn_caller(const struct at_func_profile *p, const bool *writes, size_t n);
 /*
  * at_profile_estimate, knowing which callers go by the writes (writes[id],
  * n ids): the share of its window calls made under them goes by the
@@ -421,7 +426,8 @@ bool at_profile_by_writes(const struct at_func_profile *p);
  * reply (a loop over the turn's clients), whose calls per turn grow in
  * the windows.
  */
-void at_profile_estimate_callers(struct at_func_profile *p, const bool *writes, size_t n);
+void at_profile_estimate_callers(struct at_func_profile *p, const bool *writes, const bool *turns,
+				 size_t n);
 /* Free what a profile owns (its callers' fits). */
 void at_profile_free(struct at_func_profile *p);
 /* Value at quantile q (0..1) of a histogram, clamped to [min, max]. */

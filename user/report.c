@@ -127,13 +127,24 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 
 void at_profile_set_estimate(struct at_profile_set *ps)
 {
-	/* First which functions the writes alone scale: their callees' calls under them follow. */
+	/*
+	 * First which functions the writes alone scale, then which of the turn
+	 * windows' go by the turns or the wakeups: their callees' calls under
+	 * them follow the writes or the turns.
+	 */
 	bool *writes = at_xcalloc(ps->t->nsyms + 1, sizeof(*writes));
+	bool *turns = at_xcalloc(ps->t->nsyms + 1, sizeof(*turns));
 
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		writes[i] = at_profile_by_writes(&ps->p[i]);
 	for (size_t i = 0; i < ps->t->nsyms; i++)
-		at_profile_estimate_callers(&ps->p[i], writes, ps->t->nsyms);
+		turns[i] = at_profile_turn_caller(&ps->p[i], writes, ps->t->nsyms);
+	/* A turn-window caller goes by the turns even when the writes would scale it otherwise. */
+	for (size_t i = 0; i < ps->t->nsyms; i++)
+		writes[i] = writes[i] && !turns[i];
+	for (size_t i = 0; i < ps->t->nsyms; i++)
+		at_profile_estimate_callers(&ps->p[i], writes, turns, ps->t->nsyms);
+	free(turns);
 	free(writes);
 }
 
@@ -263,6 +274,14 @@ static int most_calls_first(const void *a, const void *b)
 	return at_caller_rank(x->caller) < at_caller_rank(y->caller) ? -1 : 1;
 }
 
+/* A function by the reads: which shares of its window calls go by the writes and the turns. */
+static const char *shares_label(const struct at_func_profile *p)
+{
+	if (p->writes_share > 0)
+		return p->turns_share > 0 ? "reads+writes+turns" : "reads+writes";
+	return p->turns_share > 0 ? "reads+turns" : "reads";
+}
+
 /*
  * An estimated function's window calls per innermost traced caller, most
  * first (name null: no traced caller): what the writes share splits.
@@ -343,12 +362,14 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 				: rows[i].p->by_turns == AT_BY_TURNS ? "turns"
 				: rows[i].p->by_turns == AT_BY_WAKES ? "wakeups"
 				: rows[i].p->by_writes		     ? "writes"
-				: rows[i].p->writes_share > 0	     ? "reads+writes"
-								     : "reads",
+								     : shares_label(rows[i].p),
 				100 * rows[i].p->unseen_reads);
 			if (!rows[i].p->by_time && rows[i].p->writes_share > 0)
 				fprintf(f, ",\"writes_share_pct\":%.1f",
 					100 * rows[i].p->writes_share);
+			if (!rows[i].p->by_time && rows[i].p->turns_share > 0)
+				fprintf(f, ",\"turns_share_pct\":%.1f",
+					100 * rows[i].p->turns_share);
 			fprintf(f, ",\"turn_windows\":%s",
 				rows[i].p->turn_windows ? "true" : "false");
 			callers_json(f, t, &rows[i].p->duty);
@@ -700,7 +721,10 @@ static void report_usage(FILE *f)
 	      "closely: work done after a turn of the event loop, like replies),\n"
 	      "\"reads+writes\" (the share \"writes_share_pct\" of its window calls, made under\n"
 	      "callers that go by the writes, by the writes; the rest by the reads: a\n"
-	      "function called per request and per reply), \"turns\" or \"wakeups\" (by the\n"
+	      "function called per request and per reply), \"reads+turns\" (likewise the\n"
+	      "share \"turns_share_pct\" made under callers of the turn windows that go by\n"
+	      "the turns or the wakeups, by the turns: a function called per request and\n"
+	      "once a turn; \"reads+writes+turns\": both), \"turns\" or \"wakeups\" (by the\n"
 	      "turns of the target's event loop, counted where its replies begin or where\n"
 	      "it wakes up, when the window calls follow them far more closely than the\n"
 	      "reads, and than the writes unless no writes scale them: work done once a\n"
