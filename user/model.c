@@ -251,20 +251,18 @@ static double caller_share(const struct at_duty_est *d, const bool *mark, size_t
 static double turn_callers_estimate(const struct at_duty_est *d, const bool *turns, size_t n,
 				    double *share, double *var)
 {
-	double calls, under = 0;
+	double calls, under, on = d->tu.on + d->tu.rest_on, all = d->tu.all + d->tu.rest_all;
 
 	*share = caller_share(d, turns, n, &calls);
 	*var = 0;
-	if (!*share || d->nturn != d->ncaller_win || d->turn_on < AT_DUTY_MIN_STRATUM) {
+	if (!*share || d->nturn != d->ncaller_win || on < AT_DUTY_MIN_STRATUM) {
 		*share = 0;
 		return 0;
 	}
-	for (uint32_t i = 0; i < d->ncallers; i++)
-		if (d->callers[i].caller < n && turns[d->callers[i].caller])
-			under += d->callers[i].calls;
+	under = *share * calls;
 	/* Poisson on the calls and on the turns seen. */
-	*var = pow(under * d->turn_all / d->turn_on, 2) * (1 / under + 1 / d->turn_on);
-	return under * d->turn_all / d->turn_on;
+	*var = pow(under * all / on, 2) * (1 / under + 1 / on);
+	return under * all / on;
 }
 
 /* Add one interval's window calls per caller. */
@@ -294,8 +292,6 @@ static void turns_add(struct at_duty_est *d, const struct at_duty_obs *o)
 	double u = (double)o->turn_on, a = (double)o->wake_on;
 
 	d->nturn++;
-	d->turn_on += fmin(u, (double)o->turn_all);
-	d->turn_all += (double)o->turn_all;
 	strata_add(&d->tu, t, (double)o->turn_all, u);
 	strata_add(&d->wk, t, (double)o->wake_all, a);
 	f->tt += t * t;
@@ -368,6 +364,20 @@ static enum at_yardstick follows_turns(const struct at_duty_est *d, bool writes_
 		     : 3 * best < r && (writes_too ? 3 * best < w : best <= w))
 		return u <= a ? AT_BY_TURNS : AT_BY_WAKES;
 	return AT_BY_READS;
+}
+
+/*
+ * follows_turns() for a function class_choice() gave by_writes and
+ * have_writes: the writes count as fitting when they scale it, or scale
+ * the *share (of *split window calls, as caller_share()) made under callers
+ * they scale (writes[id], n ids).
+ */
+static enum at_yardstick turns_choice(const struct at_duty_est *d, bool by_writes, bool have_writes,
+				      const bool *writes, size_t n, bool turnwise, double *share,
+				      double *split)
+{
+	*share = have_writes && !by_writes ? caller_share(d, writes, n, split) : 0;
+	return follows_turns(d, by_writes || *share > 0, turnwise);
 }
 
 /*
@@ -622,8 +632,8 @@ bool at_profile_turn_caller(const struct at_func_profile *p, const bool *writes,
 	if (!p->turn_windows || !p->duty.nwin || p->estimated || !p->duty.ncls_win)
 		return false;
 	by_writes = class_choice(&p->duty, &est, &var, &unseen, &west, &wvar, &have_writes);
-	share = have_writes && !by_writes ? caller_share(&p->duty, writes, n, &split) : 0;
-	return follows_turns(&p->duty, by_writes || share > 0, true) != AT_BY_READS;
+	return turns_choice(&p->duty, by_writes, have_writes, writes, n, true, &share, &split) !=
+	       AT_BY_READS;
 }
 
 /*
@@ -668,8 +678,8 @@ void at_profile_estimate_callers(struct at_func_profile *p, const bool *writes, 
 		by_writes = class_choice(d, &est, &var, &unseen, &west, &wvar, &have_writes);
 		class_reads(d->cls, &reads_on, &reads);
 		p->unseen_reads = reads > 0 ? unseen / reads : 0;
-		share = have_writes && !by_writes ? caller_share(d, writes, n, &split) : 0;
-		p->by_turns = follows_turns(d, by_writes || share > 0, p->turn_windows);
+		p->by_turns = turns_choice(d, by_writes, have_writes, writes, n, p->turn_windows,
+					   &share, &split);
 		if (p->by_turns == AT_BY_READS && !by_writes && share < 1)
 			tpart = turn_callers_estimate(d, turns, n, &tshare, &tvar);
 		tshare = fmin(tshare, 1 - share);

@@ -332,7 +332,6 @@ struct at_duty_est {
 	/* Against the turns' ends and the wakeups (nturn intervals recorded them). */
 	uint32_t nturn;
 	struct at_strata tu, wk;
-	double turn_on, turn_all; /* the turns' ends in those intervals: in the windows, and all */
 	struct at_turn_fit tfit;
 	/* Intervals with calls per caller recorded (ncaller_win), and the sums. */
 	uint32_t ncaller_win;
@@ -413,18 +412,21 @@ void at_profile_estimate(struct at_func_profile *p);
  * Whether the writes alone scale it rather than the reads (what
  * at_profile_estimate sets as by_writes, unless the turns scale it): its
  * callees' calls under it follow the writes. One that goes by the turns
- * counts too: redis's handleClientsWithPendingWrites runs once a turn, but
- * its callees loop over the turn's replies.
+ * counts too (redis's handleClientsWithPendingWrites runs once a turn, but
+ * its callees loop over the turn's replies), unless it is a turn caller.
  */
 bool at_profile_by_writes(const struct at_func_profile *p);
-/* Whether a function of the turn windows goes by the turns or the wakeups. */
+/*
+ * Whether a function of the turn windows goes by the turns or the wakeups
+ * (writes: as at_profile_estimate_callers): its callees' calls under it
+ * follow the turns' ends.
+ */
 bool at_profile_turn_caller(const struct at_func_profile *p, const bool *writes, size_t n);
 /*
- * at_profile_estimate, knowing which callers go by the writes (writes[id],
- * n ids): the share of its window calls made under them goes by the
- * writes. Not the turns: a caller once a turn may call a function once a
- * reply (a loop over the turn's clients), whose calls per turn grow in
- * the windows.
+ * at_profile_estimate, knowing which callers go by the writes (writes[id])
+ * and which are turn callers (turns[id]; n ids, either NULL: none; no id in
+ * both): the shares of its window calls made under them go by the writes
+ * and by the turns' ends.
  */
 void at_profile_estimate_callers(struct at_func_profile *p, const bool *writes, const bool *turns,
 				 size_t n);
