@@ -200,7 +200,7 @@ struct {
 	__type(value, struct at_reads);
 } refcalls SEC(".maps");
 
-/* Window calls per function, by read class and by time: key id * AT_SLOTS + slot. */
+/* Window calls per function, by read class and by time: key id * AT_WCALL_SLOTS + slot. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1); /* set by the loader */
@@ -239,7 +239,7 @@ static __always_inline __u16 cookie_gen(__u64 cookie)
 static __always_inline bool window_counts(const struct shadow_stack *s, __u32 id, bool *by_time)
 {
 	bool turn, read = s && s->has_read, on = in_window(s, &turn);
-	__u32 key = id * AT_SLOTS + AT_BY_TIME;
+	__u32 key = id * AT_WCALL_SLOTS + AT_BY_TIME;
 	__u64 *n;
 
 	*by_time = on;
@@ -247,8 +247,15 @@ static __always_inline bool window_counts(const struct shadow_stack *s, __u32 id
 		n = bpf_map_lookup_elem(&wcalls, &key);
 		if (n)
 			*n += 1;
+		if (turn) {
+			key = id * AT_WCALL_SLOTS + AT_TW_TIME;
+			n = bpf_map_lookup_elem(&wcalls, &key);
+			if (n)
+				*n += 1;
+		}
 		if (read) {
-			key = id * AT_SLOTS + AT_WR_CLASS(s->read_cls & (AT_READ_CLASSES - 1));
+			key =
+			    id * AT_WCALL_SLOTS + AT_WR_CLASS(s->read_cls & (AT_READ_CLASSES - 1));
 			n = bpf_map_lookup_elem(&wcalls, &key);
 			if (n)
 				*n += 1;
@@ -258,7 +265,7 @@ static __always_inline bool window_counts(const struct shadow_stack *s, __u32 id
 		return on;
 	if (!s->read_seq || s->read_seq != window_seq)
 		return false;
-	key = id * AT_SLOTS + (s->read_cls & (AT_READ_CLASSES - 1));
+	key = id * AT_WCALL_SLOTS + (s->read_cls & (AT_READ_CLASSES - 1));
 	n = bpf_map_lookup_elem(&wcalls, &key);
 	if (n)
 		*n += 1;

@@ -131,6 +131,15 @@ struct at_fstats {
 #define AT_TURNS    AT_SLOTS
 #define AT_WAKES    (AT_SLOTS + 1)
 #define AT_REFCALLS (AT_SLOTS + 2)
+/*
+ * wcalls' last slot: a turn-window function's calls in the turn windows
+ * alone. The other windows open while the loop sleeps, so they see more
+ * wakeups than turn ends: what a function saw there tells which of the two
+ * it follows (redis: beforeSleep the ends, afterSleep the wakeups), where
+ * the whole turns of the turn windows cannot.
+ */
+#define AT_TW_TIME     AT_SLOTS
+#define AT_WCALL_SLOTS (AT_SLOTS + 1)
 
 /*
  * wcallers' key: a window call of function id under its innermost traced

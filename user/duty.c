@@ -66,7 +66,7 @@ struct at_duty {
 	uint64_t *wlast; /* wcalls at the last interval, per function and class */
 	uint64_t *wpercpu;
 	int ncpus;
-	uint32_t *bkeys; /* batch lookup buffers, AT_SLOTS entries */
+	uint32_t *bkeys; /* batch lookup buffers, AT_WCALL_SLOTS entries */
 	uint64_t *bvals;
 };
 
@@ -94,12 +94,12 @@ static bool read_ref(struct at_duty *d, struct at_reads *out, uint32_t n)
 static bool read_wcalls(struct at_duty *d, uint32_t id, uint64_t *out)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	uint32_t first = id * AT_SLOTS, prev = first - 1, next, n = AT_SLOTS;
+	uint32_t first = id * AT_WCALL_SLOTS, prev = first - 1, next, n = AT_WCALL_SLOTS;
 	int err = bpf_map_lookup_batch(d->o.wcalls_fd, first ? &prev : NULL, &next, d->bkeys,
 				       d->bvals, &n, &opts);
 
-	if ((err && errno != ENOENT) || n != AT_SLOTS || d->bkeys[0] != first) {
-		for (uint32_t k = 0; k < AT_SLOTS; k++) {
+	if ((err && errno != ENOENT) || n != AT_WCALL_SLOTS || d->bkeys[0] != first) {
+		for (uint32_t k = 0; k < AT_WCALL_SLOTS; k++) {
 			uint32_t key = first + k;
 
 			if (bpf_map_lookup_elem(d->o.wcalls_fd, &key, d->wpercpu))
@@ -110,7 +110,7 @@ static bool read_wcalls(struct at_duty *d, uint32_t id, uint64_t *out)
 		}
 		return true;
 	}
-	for (uint32_t k = 0; k < AT_SLOTS; k++) {
+	for (uint32_t k = 0; k < AT_WCALL_SLOTS; k++) {
 		out[k] = 0;
 		for (int i = 0; i < d->ncpus; i++)
 			out[k] += d->bvals[(size_t)k * d->ncpus + i];
@@ -133,9 +133,9 @@ struct at_duty *at_duty_new(const struct at_duty_opts *o)
 		d->ncpus = 1;
 	d->percpu = at_xcalloc((size_t)d->ncpus, sizeof(*d->percpu));
 	d->wpercpu = at_xcalloc((size_t)d->ncpus, sizeof(*d->wpercpu));
-	d->wlast = at_xcalloc(((size_t)o->n + 1) * AT_SLOTS, sizeof(*d->wlast));
-	d->bkeys = at_xcalloc(AT_SLOTS, sizeof(*d->bkeys));
-	d->bvals = at_xcalloc((size_t)AT_SLOTS * d->ncpus, sizeof(*d->bvals));
+	d->wlast = at_xcalloc(((size_t)o->n + 1) * AT_WCALL_SLOTS, sizeof(*d->wlast));
+	d->bkeys = at_xcalloc(AT_WCALL_SLOTS, sizeof(*d->bkeys));
+	d->bvals = at_xcalloc((size_t)AT_WCALL_SLOTS * d->ncpus, sizeof(*d->bvals));
 	/*
 	 * The yardsticks count from the start: which functions run a whole
 	 * number of times per turn is known from their exact counts.
@@ -675,10 +675,13 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 	}
 	win->duty = at_xcalloc(d->ndemoted, sizeof(*win->duty));
 	win->nduty = 0;
-	if (win->has_turns && d->nturnwise)
+	if (win->has_turns && d->nturnwise) {
 		win->turnwin = at_xcalloc(d->nturnwise, sizeof(*win->turnwin));
+		win->tw_calls = at_xcalloc(d->nturnwise, sizeof(*win->tw_calls));
+	}
 	for (uint32_t id = 0; id < d->o.n; id++) {
-		uint64_t on, from, v[AT_SLOTS];
+		uint64_t on, from, v[AT_WCALL_SLOTS];
+		bool tw;
 
 		if (!d->demoted[id])
 			continue;
@@ -691,16 +694,19 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 			if (!d->spans[i].turn || d->turnwise[id])
 				on += overlap(from, b, d->spans[i].a, d->spans[i].b);
 		win->duty[win->nduty++] = (struct at_duty_on){id, on > b - a ? b - a : on};
-		if (win->turnwin && d->turnwise[id])
+		tw = win->turnwin && d->turnwise[id];
+		if (tw)
 			win->turnwin[win->nturnwin++] = win->nduty - 1;
 		if (!win->has_cls || !read_wcalls(d, id, v))
 			continue;
-		for (uint32_t k = 0; k < AT_SLOTS; k++) {
-			uint64_t *last = &d->wlast[(size_t)id * AT_SLOTS + k];
+		for (uint32_t k = 0; k < AT_WCALL_SLOTS; k++) {
+			uint64_t *last = &d->wlast[(size_t)id * AT_WCALL_SLOTS + k];
 			uint64_t calls = v[k] > *last ? v[k] - *last : 0;
 
 			*last = v[k];
-			if (!calls)
+			if (k == AT_TW_TIME && tw)
+				win->tw_calls[win->nturnwin - 1] = calls;
+			if (!calls || k == AT_TW_TIME)
 				continue;
 			if (k >= AT_REF_SLOTS)
 				cls_append(
@@ -714,6 +720,7 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 	if (win->has_cls && d->o.wcallers_fd >= 0)
 		fill_callers(d, win);
 	win->has_turnwin = win->nturnwin > 0;
+	win->has_twcalls = win->has_turnwin;
 	/* Spans that ended before b cannot overlap a later interval; the open one stays. */
 	for (size_t i = 0; i < d->nspans; i++)
 		if (d->spans[i].b > b || (d->open && i == d->nspans - 1))

@@ -182,6 +182,12 @@ struct at_window {
 	uint32_t *turnwin;
 	uint64_t tw_cls_on[AT_READ_CLASSES], tw_wr_on, tw_wr_cls_on[AT_READ_CLASSES];
 	uint64_t tw_turn_on, tw_wake_on;
+	/*
+	 * turnwin[i]'s calls in the turn windows alone (has_twcalls false:
+	 * not recorded; tw_calls has nturnwin entries).
+	 */
+	bool has_twcalls;
+	uint64_t *tw_calls;
 };
 
 struct at_end {
@@ -281,6 +287,13 @@ struct at_fit {
 struct at_turn_fit {
 	double tt, tr, rr, tw, ww, tu, uu, ta, aa;
 	uint32_t nt, nu, na; /* intervals with window calls, turn ends, wakeups */
+	/*
+	 * Intervals whose turn windows' part was recorded (nsplit): the
+	 * calls and turn ends in the turn windows, and the calls, turn ends
+	 * and wakeups in the other windows.
+	 */
+	uint32_t nsplit;
+	double tw_calls, tw_turns, ot_calls, ot_turns, ot_wakes;
 };
 
 /* Which yardstick scales a function's window calls. */
@@ -361,6 +374,12 @@ struct at_duty_obs {
 	/* The turns' ends and the wakeups of the event loop, when recorded. */
 	bool has_turns;
 	uint64_t turn_all, turn_on, wake_all, wake_on;
+	/*
+	 * A function of the turn windows: the part of its calls (by time),
+	 * turn ends and wakeups above that the turn windows saw, when recorded.
+	 */
+	bool has_tw_calls;
+	uint64_t tw_calls, tw_turn_on, tw_wake_on;
 };
 
 /* Socket reads an interval's windows must see for a ratio of its own. */
@@ -402,6 +421,8 @@ void at_counts_merge(struct at_counts *dst, const struct at_counts *src);
 const struct at_duty_on *at_window_duty(const struct at_window *w, uint32_t id, uint32_t *k);
 /* Whether the duty function duty[k] was in the interval's turn windows too. */
 bool at_window_turnwise(const struct at_window *w, uint32_t k);
+/* Its index in w->turnwin, or -1. */
+int64_t at_window_turnwin(const struct at_window *w, uint32_t k);
 /* Add a window entry into an aggregate. */
 void at_profile_add(struct at_func_profile *p, const struct at_window_entry *e);
 /* Add what one partly probed interval saw of the function. */

@@ -581,7 +581,7 @@ static int load_programs(struct recorder *r)
 				  bpf_program__autoload(s->progs.duty_inputs) &&
 				      at_has_sock_send_tp());
 	if (bpf_program__autoload(s->progs.duty_inputs))
-		bpf_map__set_max_entries(s->maps.wcalls, (n + 1) * AT_SLOTS);
+		bpf_map__set_max_entries(s->maps.wcalls, (n + 1) * AT_WCALL_SLOTS);
 	else /* preallocated per CPU: no windows, no room */
 		bpf_map__set_max_entries(s->maps.wcallers, 1);
 	if (want_duty(r->o))

@@ -33,10 +33,11 @@ void at_profile_set_init(struct at_profile_set *ps, const struct at_trace *t)
 
 /*
  * A function in the turn windows too saw both kinds of window: its
- * yardsticks are both kinds' sums (into cls_on and wr_cls_on).
+ * yardsticks are both kinds' sums (into cls_on and wr_cls_on). It is
+ * turnwin[i], so its calls in the turn windows alone are tw_calls[i].
  */
-static void add_turnwin(struct at_duty_obs *o, const struct at_window *w, uint64_t *cls_on,
-			uint64_t *wr_cls_on)
+static void add_turnwin(struct at_duty_obs *o, const struct at_window *w, uint32_t i,
+			uint64_t *cls_on, uint64_t *wr_cls_on)
 {
 	for (int k = 0; k < AT_READ_CLASSES; k++) {
 		cls_on[k] = w->cls_on[k] + w->tw_cls_on[k];
@@ -48,6 +49,12 @@ static void add_turnwin(struct at_duty_obs *o, const struct at_window *w, uint64
 	o->wr_on += w->tw_wr_on;
 	o->turn_on += w->tw_turn_on;
 	o->wake_on += w->tw_wake_on;
+	if (w->has_twcalls) {
+		o->has_tw_calls = true;
+		o->tw_calls = w->tw_calls[i];
+		o->tw_turn_on = w->tw_turn_on;
+		o->tw_wake_on = w->tw_wake_on;
+	}
 }
 
 void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window *w)
@@ -108,8 +115,10 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 				o.turn_on = w->turn_on;
 				o.wake_all = w->wake_all;
 				o.wake_on = w->wake_on;
-				if (at_window_turnwise(w, k)) {
-					add_turnwin(&o, w, tw_cls, tw_wr);
+				int64_t twi = at_window_turnwin(w, k);
+
+				if (twi >= 0) {
+					add_turnwin(&o, w, (uint32_t)twi, tw_cls, tw_wr);
 					ps->p[id].turn_windows = true;
 				}
 			}

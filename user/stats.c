@@ -233,5 +233,6 @@ void at_window_clear(struct at_window *win)
 	free(win->wr_cls);
 	free(win->callers);
 	free(win->turnwin);
+	free(win->tw_calls);
 	memset(win, 0, sizeof(*win));
 }

@@ -52,12 +52,21 @@
  *           uv window_wakeups (the target's event loop: a thread's first
  *           write after it read ends a turn, its first read after it wrote
  *           is a wakeup; follows that READS)
+ *   TURNWIN uv start_ns, uv end_ns, uv n {uv duty index gap} (the turn
+ *           windows' functions, as DUTY's ids), 16 x {uv window_reads, uv
+ *           window_writes} per class, uv window_writes, uv window_turns,
+ *           uv window_wakeups (what the turn windows saw; TURNS's are the
+ *           other windows'; follows that TURNS)
+ *   TWCALLS uv start_ns, uv end_ns, uv n {uv window_calls} (each TURNWIN
+ *           function's calls in the turn windows alone, in TURNWIN's
+ *           order; follows that TURNWIN)
  *
  * Order: HEADER first, then SYMBOLS and WINDOW chunks, END last; unknown
  * chunk types are skipped wherever they appear.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -144,6 +153,8 @@ static const char *chunk_name(uint32_t type, char *buf, size_t len)
 		return "turns";
 	case AT_CHUNK_TURNWIN:
 		return "turn-windows";
+	case AT_CHUNK_TWCALLS:
+		return "turn-window-calls";
 	}
 	snprintf(buf, len, "type-%u", type);
 	return buf;
@@ -606,6 +617,39 @@ static int write_turnwin(struct at_writer *w, const struct at_window *win)
 	return write_chunk(w, AT_CHUNK_TURNWIN, b->p, b->len);
 }
 
+/*
+ * No turn-window function has more calls in the turn windows than in all
+ * windows: one walk, as turnwin[] and cls[] both ascend by duty index.
+ */
+static bool twcalls_fit(const struct at_window *w)
+{
+	uint32_t c = 0;
+
+	for (uint32_t i = 0; i < w->nturnwin; i++) {
+		uint64_t calls = 0;
+
+		for (; c < w->ncls && w->cls[c].k <= w->turnwin[i]; c++)
+			if (w->cls[c].k == w->turnwin[i] && w->cls[c].cls == AT_BY_TIME)
+				calls = w->cls[c].calls;
+		if (w->tw_calls[i] > calls)
+			return false;
+	}
+	return true;
+}
+
+static int write_twcalls(struct at_writer *w, const struct at_window *win)
+{
+	struct buf *b;
+
+	if (!twcalls_fit(win))
+		return werr(w, "%s: more turn window calls than window calls", w->path);
+	b = interval_chunk(w, win);
+	put_uv(b, win->nturnwin);
+	for (uint32_t i = 0; i < win->nturnwin; i++)
+		put_uv(b, win->tw_calls[i]);
+	return write_chunk(w, AT_CHUNK_TWCALLS, b->p, b->len);
+}
+
 /* Ids ascend, so each is stored as the gap from the one before. */
 static int write_duty(struct at_writer *w, const struct at_window *win)
 {
@@ -673,7 +717,11 @@ static int write_duty(struct at_writer *w, const struct at_window *win)
 	put_uv(b, win->wake_on);
 	if (write_chunk(w, AT_CHUNK_TURNS, b->p, b->len) < 0)
 		return -1;
-	return win->has_turnwin ? write_turnwin(w, win) : 0;
+	if (!win->has_turnwin)
+		return 0;
+	if (write_turnwin(w, win) < 0)
+		return -1;
+	return win->has_twcalls ? write_twcalls(w, win) : 0;
 }
 
 int at_writer_window(struct at_writer *w, const struct at_window *win)
@@ -1107,6 +1155,9 @@ static void free_window(struct at_window *w)
 	w->turnwin = NULL;
 	w->nturnwin = 0;
 	w->has_turnwin = false;
+	free(w->tw_calls);
+	w->tw_calls = NULL;
+	w->has_twcalls = false;
 }
 
 static bool dec_entry(struct parse *ps, struct cur *c, struct at_window_entry *e)
@@ -1431,6 +1482,33 @@ static bool dec_turnwin(struct parse *ps, struct cur *c)
 	return true;
 }
 
+/* The calls in the turn windows of the interval that TURNWIN just described. */
+static bool dec_twcalls(struct parse *ps, struct cur *c)
+{
+	struct at_window *w;
+	uint64_t n;
+
+	if (!interval_window(ps, c, &w))
+		return false;
+	if (!w || !w->has_turnwin)
+		return cfail(c, "no turn windows record for this interval");
+	if (w->has_twcalls)
+		return cfail(c, "second turn window calls record for one window");
+	if (!get_uv(c, &n, "turn window functions"))
+		return false;
+	if (n != w->nturnwin)
+		return cfail(c, "turn window calls for %" PRIu64 " functions, not %u", n,
+			     w->nturnwin);
+	w->tw_calls = at_xcalloc(n + 1, sizeof(*w->tw_calls));
+	for (uint64_t i = 0; i < n; i++)
+		if (!get_uv(c, &w->tw_calls[i], "turn window calls"))
+			return false;
+	if (!twcalls_fit(w))
+		return cfail(c, "more turn window calls than window calls");
+	w->has_twcalls = true;
+	return true;
+}
+
 /* The reads per size class of the window just read, after its duty list. */
 static bool dec_reads(struct parse *ps, struct cur *c)
 {
@@ -1707,7 +1785,7 @@ static bool known_chunk(uint32_t type)
 {
 	return (type >= AT_CHUNK_HEADER && type <= AT_CHUNK_USDT) ||
 	       (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS) ||
-	       (type >= AT_CHUNK_DUTY && type <= AT_CHUNK_TURNWIN);
+	       (type >= AT_CHUNK_DUTY && type <= AT_CHUNK_TWCALLS);
 }
 
 /* Inflate exactly raw bytes out of comp bytes, no more, no less. */
@@ -1939,6 +2017,9 @@ int at_trace_parse(const void *data, size_t len, struct at_trace *t, bool salvag
 			break;
 		case AT_CHUNK_TURNWIN:
 			ok = dec_turnwin(&ps, &c);
+			break;
+		case AT_CHUNK_TWCALLS:
+			ok = dec_twcalls(&ps, &c);
 			break;
 		default:
 			ok = dec_end(&ps, &c);

@@ -31,6 +31,7 @@ enum at_chunk_type {
 	AT_CHUNK_CALLERS = 33, /* the window before it: window calls per innermost caller */
 	AT_CHUNK_TURNS = 34,   /* the window before it: its turns of the event loop */
 	AT_CHUNK_TURNWIN = 35, /* the window before it: its turn windows */
+	AT_CHUNK_TWCALLS = 36, /* the window before it: calls in its turn windows alone */
 			       /*
 				* Readers skip types they do not know. Reserved ranges, one per
 				* concern: 5-9 USDT, 10-19 detail phase (events, selection log,

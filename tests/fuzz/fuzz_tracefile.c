@@ -39,6 +39,8 @@ static void check(int rc, const struct at_trace *t, const char *err, bool salvag
 		for (uint32_t j = 0; j < w->nturnwin; j++)
 			if (w->turnwin[j] >= w->nduty || (j && w->turnwin[j] <= w->turnwin[j - 1]))
 				abort();
+		if (w->has_twcalls && (!w->has_turnwin || !w->tw_calls))
+			abort();
 		for (uint32_t j = 0; j < w->n; j++) {
 			const struct at_window_entry *e = &w->e[j];
 

@@ -167,7 +167,10 @@ static bool same_window(const struct at_window *a, const struct at_window *b)
 	    (a->has_turnwin && (memcmp(a->tw_cls_on, b->tw_cls_on, sizeof(a->tw_cls_on)) ||
 				memcmp(a->tw_wr_cls_on, b->tw_wr_cls_on, sizeof(a->tw_wr_cls_on)) ||
 				a->tw_wr_on != b->tw_wr_on || a->tw_turn_on != b->tw_turn_on ||
-				a->tw_wake_on != b->tw_wake_on)))
+				a->tw_wake_on != b->tw_wake_on)) ||
+	    a->has_twcalls != b->has_twcalls ||
+	    (a->has_twcalls && a->nturnwin &&
+	     memcmp(a->tw_calls, b->tw_calls, a->nturnwin * sizeof(*a->tw_calls))))
 		return false;
 	for (uint32_t i = 0; i < a->nduty; i++)
 		if (a->duty[i].id != b->duty[i].id || a->duty[i].on_ns != b->duty[i].on_ns)
@@ -1405,6 +1408,46 @@ static void test_duty_turnwin(void)
 	check(ps.p[0].turn_windows && ps.p[0].c.calls >= 28000 && ps.p[0].c.calls <= 36000,
 	      "turn windows: an interval cut before their list leaves the estimate in bounds");
 	at_profile_set_free(&ps);
+	/*
+	 * The other windows open while the loop sleeps: each saw 1 turn end
+	 * and 4 wakeups, and the function once (it ends turns). Its turn
+	 * window calls are a turn's, give or take a timer's: their fit to
+	 * the wakeups is a little better than to the ends. What the other
+	 * windows saw decides: by the ends, some 36,300 (by the wakeups,
+	 * some 33,800).
+	 */
+	uint64_t twc[6];
+
+	for (int i = 0; i < 6; i++) {
+		static const int timer[6] = {1, -1, 1, -1, 1, 1};
+		uint64_t c0 = tw_turns[i] + 1 + timer[i];
+
+		wins[i].has_turnwin = true;
+		wins[i].nturnwin = 1;
+		wins[i].tw_cls_on[3] = wins[i].tw_wr_cls_on[3] = wins[i].tw_wr_on = tw_reads[i];
+		wins[i].turn_on = 1;
+		wins[i].wake_on = 4;
+		cls[i][0].calls = cls[i][1].calls = wr[i][0].calls = ents2[i][0].c.calls =
+		    ents2[i][0].c.returns = c0;
+		twc[i] = c0 - 1;
+		wins[i].tw_calls = &twc[i];
+	}
+	at_profile_set_init(&ps, &t);
+	check(ps.p[0].by_turns == AT_BY_WAKES,
+	      "turn windows: without their own calls, the fits pick the wakeups");
+	at_profile_set_free(&ps);
+	for (int i = 0; i < 6; i++)
+		wins[i].has_twcalls = true;
+	at_profile_set_init(&ps, &t);
+	check(ps.p[0].by_turns == AT_BY_TURNS && fabs((double)ps.p[0].c.calls - 36300) <= 360,
+	      "turn windows: what the other windows saw picks the turns' ends (36300 +- 1 %)");
+	at_profile_set_free(&ps);
+	for (int i = 0; i < 6; i++)
+		twc[i] = cls[i][0].calls - 4;
+	at_profile_set_init(&ps, &t);
+	check(ps.p[0].by_turns == AT_BY_WAKES,
+	      "turn windows: 4 calls where the other windows saw 4 wakeups pick the wakeups");
+	at_profile_set_free(&ps);
 }
 
 /* Duty lists the writer refuses, and the estimate a report makes of them. */
@@ -1430,7 +1473,8 @@ static void test_duty(void)
 	/* Round trip: the duty chunk comes back on the window before it. */
 	{
 		struct at_duty_on ok[] = {{0, 500000000}, {5, 1000000000}};
-		struct at_cls_calls cls[] = {{0, 3, 7}, {0, 12, 40}, {1, 12, 2}};
+		struct at_cls_calls cls[] = {
+		    {0, 3, 7}, {0, 12, 40}, {1, 12, 2}, {1, AT_BY_TIME, 25}};
 		struct at_window good = {2000000000, 3000000000ULL, 1, ents + 1, 2, ok, 900, 90};
 
 		good.has_cls = true;
@@ -1438,7 +1482,7 @@ static void test_duty(void)
 		good.cls_all[12] = 400;
 		good.cls_on[3] = 40;
 		good.cls_on[12] = 50;
-		good.ncls = 3;
+		good.ncls = 4;
 		good.cls = cls;
 		check(write_window_file("duty2", &good),
 		      "duty: a window with a duty list is written");
@@ -1511,6 +1555,19 @@ static void test_duty(void)
 		check(write_window_file("duty11", &good),
 		      "duty: a window with turn windows is written");
 		check(reads_back_as("duty11", &good), "duty: turn windows round trip");
+		/* And the calls in the turn windows alone. */
+		uint64_t twc[] = {20};
+
+		good.has_twcalls = true;
+		good.tw_calls = twc;
+		check(write_window_file("duty17", &good),
+		      "duty: a window with turn window calls is written");
+		check(reads_back_as("duty17", &good), "duty: turn window calls round trip");
+		twc[0] = 26;
+		check(window_refused("duty18", &good, "more turn window calls than window calls"),
+		      "duty: more calls in the turn windows than in all windows refused");
+		good.has_twcalls = false;
+		good.tw_calls = NULL;
 		good.tw_turn_on = 541;
 		check(window_refused("duty12", &good, "more turn window counts"),
 		      "duty: more turns in both kinds of window than turns refused");
