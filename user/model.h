@@ -345,6 +345,8 @@ struct at_duty_est {
 	/* Against the turns' ends and the wakeups (nturn intervals recorded them). */
 	uint32_t nturn;
 	struct at_strata tu, wk;
+	/* The same in the turn windows alone (tfit.nsplit intervals recorded them). */
+	struct at_strata twu, twk;
 	struct at_turn_fit tfit;
 	/* Intervals with calls per caller recorded (ncaller_win), and the sums. */
 	uint32_t ncaller_win;

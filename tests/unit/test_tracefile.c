@@ -1241,11 +1241,12 @@ static void test_duty_turn_callers(void)
 	static const uint64_t r_on[8] = {20, 8, 16, 24, 12, 18, 10, 20},
 			      u_on[8] = {2, 1, 3, 4, 1, 2, 1, 2},
 			      a_on[8] = {3, 1, 2, 2, 4, 1, 2, 3};
-	struct at_func_profile q = {0}, blind = {0}, caller = {0}, exact = {0};
+	struct at_func_profile q = {0}, blind = {0}, caller = {0}, exact = {0}, nowr = {0};
 	bool writes[10] = {0}, turns[10] = {[9] = true};
 
 	for (int i = 0; i < 8; i++) {
 		add_turns_interval(&q, r_on[i], r_on[i], u_on[i], a_on[i], 2 * r_on[i], u_on[i]);
+		add_turns_interval(&nowr, r_on[i], 0, u_on[i], a_on[i], 2 * r_on[i], u_on[i]);
 		add_turns_interval(&blind, r_on[i], r_on[i], u_on[i], a_on[i], 2 * r_on[i],
 				   u_on[i]);
 		add_turns_interval(&caller, r_on[i], r_on[i], u_on[i], a_on[i], 0, u_on[i]);
@@ -1264,6 +1265,13 @@ static void test_duty_turn_callers(void)
 	      "duty turn callers: per request and per turn, split by caller (24000 within 10 %)");
 	check(blind.estimated && blind.turns_share == 0 && blind.c.calls < 19000,
 	      "duty turn callers: without them, the reads scale all of it (29 % low)");
+	/* No window writes: the turns alone split it, and its interval stays a number. */
+	at_profile_estimate_callers(&nowr, writes, turns, 10);
+	check(nowr.estimated && nowr.writes_share == 0 && nowr.turns_share > 0.04 &&
+		  isfinite(nowr.calls_lo) && isfinite(nowr.calls_hi) && nowr.calls_lo <= 24000 &&
+		  nowr.calls_hi >= 24000,
+	      "duty turn callers: without window writes, a finite interval around 24000");
+	at_profile_free(&nowr);
 	at_profile_free(&q);
 	at_profile_free(&blind);
 	at_profile_free(&caller);
@@ -1447,6 +1455,24 @@ static void test_duty_turnwin(void)
 	at_profile_set_init(&ps, &t);
 	check(ps.p[0].by_turns == AT_BY_WAKES,
 	      "turn windows: 4 calls where the other windows saw 4 wakeups pick the wakeups");
+	at_profile_set_free(&ps);
+	/*
+	 * Twice a turn at its end and once at its wakeup (redis's
+	 * moduleCount): the other windows saw 2 + 4 calls. The turn windows
+	 * alone scale it, 3 a turn: 108,000 (by both kinds and the ends, some
+	 * 7 % high).
+	 */
+	for (int i = 0; i < 6; i++) {
+		uint64_t c0 = 3 * tw_turns[i] + 6;
+
+		cls[i][0].calls = cls[i][1].calls = wr[i][0].calls = ents2[i][0].c.calls =
+		    ents2[i][0].c.returns = c0;
+		twc[i] = 3 * tw_turns[i];
+	}
+	at_profile_set_init(&ps, &t);
+	check(ps.p[0].by_turns != AT_BY_READS && ps.p[0].c.calls == 108000,
+	      "turn windows: a function of both ends of a turn goes by the turn windows alone "
+	      "(108000)");
 	at_profile_set_free(&ps);
 }
 
