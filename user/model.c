@@ -317,8 +317,6 @@ static void turns_add(struct at_duty_est *d, const struct at_duty_obs *o)
 		strata_add(&d->twk, (double)o->tw_calls, (double)o->wake_all,
 			   (double)o->tw_wake_on);
 		f->nsplit++;
-		f->tw_calls += (double)o->tw_calls;
-		f->tw_turns += (double)o->tw_turn_on;
 		f->ot_calls += t - (double)o->tw_calls;
 		f->ot_turns += u - (double)o->tw_turn_on;
 		f->ot_wakes += a - (double)o->tw_wake_on;
@@ -337,10 +335,11 @@ static void turns_add(struct at_duty_est *d, const struct at_duty_obs *o)
 static enum at_yardstick ends_or_wakes(const struct at_duty_est *d, double u, double a)
 {
 	const struct at_turn_fit *f = &d->tfit;
+	double tw_turns = d->twu.on + d->twu.rest_on;
 
-	if (f->nsplit >= 2 && f->tw_turns > 0 && isfinite(u) && isfinite(a) &&
+	if (f->nsplit >= 2 && tw_turns > 0 && isfinite(u) && isfinite(a) &&
 	    f->ot_turns != f->ot_wakes) {
-		double q = f->tw_calls / f->tw_turns;
+		double q = (d->twu.calls + d->twu.rest_calls) / tw_turns;
 
 		return fabs(f->ot_calls - q * f->ot_turns) <= fabs(f->ot_calls - q * f->ot_wakes)
 			   ? AT_BY_TURNS

@@ -288,12 +288,12 @@ struct at_turn_fit {
 	double tt, tr, rr, tw, ww, tu, uu, ta, aa;
 	uint32_t nt, nu, na; /* intervals with window calls, turn ends, wakeups */
 	/*
-	 * Intervals whose turn windows' part was recorded (nsplit): the
-	 * calls and turn ends in the turn windows, and the calls, turn ends
-	 * and wakeups in the other windows.
+	 * Intervals whose turn windows' part was recorded (nsplit; that part
+	 * is in at_duty_est's twu and twk): the calls, turn ends and wakeups
+	 * in the other windows.
 	 */
 	uint32_t nsplit;
-	double tw_calls, tw_turns, ot_calls, ot_turns, ot_wakes;
+	double ot_calls, ot_turns, ot_wakes;
 };
 
 /* Which yardstick scales a function's window calls. */
