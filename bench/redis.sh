@@ -8,7 +8,8 @@
 #   configurations: none, coarse (every function), budget (--budget 5)
 #   CLIENTS: redis-benchmark's connections (default 50)
 #   RESULTS_DIR gets the table (redis.md) and the recordings, named by the
-#   SETs sent (as many GETs), for bench/counts.sh
+#   SETs sent (as many GETs), for bench/counts.sh, each with the recorder's
+#   stderr (.err)
 #   -t: count the turns of redis's event loop (epoll_wait calls, with perf)
 #   per request, and compare beforeSleep's estimate (once a turn) with them.
 #   A recording's name then also gets the turns made while it ran
@@ -124,7 +125,11 @@ run_one() {
 		v=$(bench_once)
 		((turns)) && echo "redis.sh: $cfg: the loop made $(cat "$tmp/turns") turns per request" >&2
 		sets=$((sets + requests))
-		kill -INT "$at_pid"; wait "$at_pid" || true; at_pid=
+		# The recorder runs until told to stop: gone already means it failed.
+		local rc=0
+		kill -0 "$at_pid" 2>/dev/null || echo "redis.sh: the recorder exited early: $(tail -n 2 "$tmp/$cfg.err" | tr '\n' ' ')" >&2
+		kill -INT "$at_pid" 2>/dev/null; wait "$at_pid" || rc=$?; at_pid=
+		((rc == 0)) || echo "redis.sh: the recorder exited with status $rc" >&2
 		if [[ -n $rperf ]]; then
 			pkill -TERM -P "$rperf" sleep; wait "$rperf" 2>/dev/null
 			rturns=-$(awk -F, '/epoll_wait/ { print $1 }' "$tmp/perf-rec")-turns
@@ -132,7 +137,11 @@ run_one() {
 		[[ $cfg == budget ]] && count_check "$tmp/$cfg.data" "$sets"
 		((turns)) && turn_check "$tmp/$cfg.data" "$sets"
 		# Keep the recording, named by its SET count (and turns), for bench/counts.sh.
-		[[ -n $outdir ]] && cp "$tmp/$cfg.data" "$outdir/$cfg-$sets-sets$rturns.$(date +%s%N).data"
+		if [[ -n $outdir ]]; then
+			local name=$outdir/$cfg-$sets-sets$rturns.$(date +%s%N)
+			cp "$tmp/$cfg.data" "$name.data"
+			cp "$tmp/$cfg.err" "$name.err"
+		fi
 		echo "$v" ;;
 	esac
 }
