@@ -79,6 +79,22 @@ static void strata_add(struct at_strata *s, double c, double all, double on)
 	}
 }
 
+/* A stratum's sums over every interval: those with a ratio of their own and the rest. */
+static double strata_calls(const struct at_strata *s)
+{
+	return s->calls + s->rest_calls;
+}
+
+static double strata_on(const struct at_strata *s)
+{
+	return s->on + s->rest_on;
+}
+
+static double strata_all(const struct at_strata *s)
+{
+	return s->all + s->rest_all;
+}
+
 /* The spread of calls per unit of the yardstick between 2 or more strata. */
 static double strata_spread(const struct at_strata *s)
 {
@@ -98,8 +114,8 @@ static void class_reads(const struct at_strata *cls, double *on, double *all)
 {
 	*on = *all = 0;
 	for (int k = 0; k < AT_READ_CLASSES; k++) {
-		*on += cls[k].on + cls[k].rest_on;
-		*all += cls[k].all + cls[k].rest_all;
+		*on += strata_on(&cls[k]);
+		*all += strata_all(&cls[k]);
 	}
 }
 
@@ -111,7 +127,7 @@ static void class_reads(const struct at_strata *cls, double *on, double *all)
  */
 static double reads_over_writes(const struct at_duty_est *d)
 {
-	double on, all, won = d->wr.on + d->wr.rest_on, wall = d->wr.all + d->wr.rest_all;
+	double on, all, won = strata_on(&d->wr), wall = strata_all(&d->wr);
 
 	class_reads(d->cls, &on, &all);
 	return on > 0 && all > 0 && won > 0 && wall > 0 ? (on / all) / (won / wall) : 1;
@@ -256,7 +272,7 @@ static double caller_share(const struct at_duty_est *d, const bool *mark, size_t
 static double turn_callers_estimate(const struct at_duty_est *d, const bool *turns, size_t n,
 				    double *share, double *var)
 {
-	double calls, under, on = d->tu.on + d->tu.rest_on, all = d->tu.all + d->tu.rest_all;
+	double calls, under, on = strata_on(&d->tu), all = strata_all(&d->tu);
 
 	*share = caller_share(d, turns, n, &calls);
 	*var = 0;
@@ -335,11 +351,11 @@ static void turns_add(struct at_duty_est *d, const struct at_duty_obs *o)
 static enum at_yardstick ends_or_wakes(const struct at_duty_est *d, double u, double a)
 {
 	const struct at_turn_fit *f = &d->tfit;
-	double tw_turns = d->twu.on + d->twu.rest_on;
+	double tw_turns = strata_on(&d->twu);
 
 	if (f->nsplit >= 2 && tw_turns > 0 && isfinite(u) && isfinite(a) &&
 	    f->ot_turns != f->ot_wakes) {
-		double q = (d->twu.calls + d->twu.rest_calls) / tw_turns;
+		double q = strata_calls(&d->twu) / tw_turns;
 
 		return fabs(f->ot_calls - q * f->ot_turns) <= fabs(f->ot_calls - q * f->ot_wakes)
 			   ? AT_BY_TURNS
@@ -372,8 +388,7 @@ static enum at_yardstick follows_turns(const struct at_duty_est *d, bool writes_
 	const struct at_turn_fit *f = &d->tfit;
 	double r, w, u, a, best;
 
-	if (d->nturn < 3 || d->nturn != d->ncls_win || d->tu.calls + d->tu.rest_calls < 5 ||
-	    f->nt < 3)
+	if (d->nturn < 3 || d->nturn != d->ncls_win || strata_calls(&d->tu) < 5 || f->nt < 3)
 		return AT_BY_READS;
 	/*
 	 * Mean squares. The reads and writes also class by class, where a
@@ -428,7 +443,7 @@ static enum at_yardstick turns_choice(const struct at_duty_est *d, bool by_write
  */
 static double turns_estimate(const struct at_strata *s, double *var)
 {
-	double calls = s->calls + s->rest_calls, on = s->on + s->rest_on;
+	double calls = strata_calls(s), on = strata_on(s);
 	double q = on > 0 ? calls / on : 0, est = s->est + fmax(s->rest_calls, q * s->rest_all);
 
 	*var = s->n >= 2 ? strata_spread(s) * s->rr : s->n ? s->poisson : 0;
@@ -573,8 +588,8 @@ static double class_estimate(const struct at_strata *cls, double *var, double *u
 		const struct at_strata *s = &cls[k];
 
 		est += s->est;
-		all_c += s->calls + s->rest_calls;
-		all_r += s->on + s->rest_on;
+		all_c += strata_calls(s);
+		all_r += strata_on(s);
 		if (!s->n)
 			continue;
 		if (!s->calls)
@@ -588,7 +603,7 @@ static double class_estimate(const struct at_strata *cls, double *var, double *u
 	}
 	for (int k = 0; k < AT_READ_CLASSES; k++) {
 		const struct at_strata *s = &cls[k];
-		double c = s->calls + s->rest_calls, r = s->on + s->rest_on, part;
+		double c = strata_calls(s), r = strata_on(s), part;
 		bool guessed = r < AT_DUTY_MIN_STRATUM;
 
 		if (!s->rest_all && !s->rest_calls)
