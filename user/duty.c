@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "adaptrace.h"
 #include "duty.h"
+#include "privilege.h"
 #include "util.h"
 
 #define MAX_RELEASES   8
@@ -19,6 +21,17 @@
 #define CLOSE_SLACK_NS 500000ULL  /* poll() counts ms: close a window this much early at most */
 /* A release still waiting after this long needs the probes quiesced. */
 #define QUIESCE_AFTER_NS 20000000ULL
+/*
+ * Windows that close more than LATE_CLOSE_NS late, for LATE_MAX_NS in all
+ * within LATE_EPOCH_NS (a tenth of the windows' own 1 % share), mean the
+ * idle class starves the loader (every CPU busy): it then runs as a normal
+ * task for 10 s, twice as long after each such epoch, up to 320 s.
+ */
+#define LATE_CLOSE_NS	  2000000ULL
+#define LATE_EPOCH_NS	  10000000000ULL
+#define LATE_MAX_NS	  100000000ULL
+#define NORMAL_FOR_NS	  10000000000ULL
+#define NORMAL_FOR_MAX_NS 320000000000ULL
 
 struct release {
 	struct at_links sets[4];
@@ -57,9 +70,14 @@ struct at_duty {
 	size_t nspans, cap;
 	struct release rel[MAX_RELEASES];
 	bool quiesced;
-	struct bpf_link *inputs;  /* the yardstick's program, from the start */
-	struct bpf_link *outputs; /* the socket writes' */
-	bool inputs_off;	  /* no yardstick: estimates go by time */
+	bool may_idle;	       /* it can leave SCHED_IDLE again */
+	bool idle_class;       /* the loader runs in SCHED_IDLE */
+	uint64_t normal_until; /* ... not before this, after late windows */
+	uint64_t normal_for;
+	uint64_t late_epoch, late_sum; /* how late windows closed since late_epoch */
+	struct bpf_link *inputs;       /* the yardstick's program, from the start */
+	struct bpf_link *outputs;      /* the socket writes' */
+	bool inputs_off;	       /* no yardstick: estimates go by time */
 	/* refcalls at the last interval (reads per class, then writes and turns). */
 	struct at_reads ref_last[AT_REFCALLS];
 	struct at_reads *percpu;
@@ -123,6 +141,7 @@ struct at_duty *at_duty_new(const struct at_duty_opts *o)
 	struct at_duty *d = at_xcalloc(1, sizeof(*d));
 
 	d->o = *o;
+	d->may_idle = at_may_leave_idle_class();
 	d->demoted = at_xcalloc(o->n + 1, sizeof(*d->demoted));
 	d->turnwise = at_xcalloc(o->n + 1, sizeof(*d->turnwise));
 	d->since = at_xcalloc(o->n + 1, sizeof(*d->since));
@@ -304,6 +323,44 @@ static bool window_releasing(const struct at_duty *d)
 	return false;
 }
 
+/*
+ * While windows cycle, the loader's thread (and the release threads it
+ * starts, which inherit it) runs in the idle class: it wakes about 100
+ * times a second, and a normal thread waking on a busy machine takes a CPU
+ * from the target or its clients at once. An idle-class thread takes only
+ * idle time, and the scheduler still counts its CPU as idle when they wake.
+ */
+static void set_idle_class(struct at_duty *d, bool idle)
+{
+	struct sched_param sp = {0};
+
+	if (idle == d->idle_class || (idle && !d->may_idle))
+		return;
+	if (!sched_setscheduler(0, idle ? SCHED_IDLE : SCHED_OTHER, &sp))
+		d->idle_class = idle;
+	if (at_env_flag("ADAPTRACE_DEBUG"))
+		at_err("duty: loader runs in the %s class", d->idle_class ? "idle" : "normal");
+}
+
+/* The open window closes late (it closes in this poll). */
+static void note_late(struct at_duty *d, uint64_t now, uint64_t late)
+{
+	if (now - d->late_epoch >= LATE_EPOCH_NS) {
+		d->late_epoch = now;
+		d->late_sum = 0;
+	}
+	d->late_sum += late;
+	if (at_env_flag("ADAPTRACE_DEBUG"))
+		at_err("duty: window closes %.2f ms late", (double)late / 1e6);
+	if (!d->idle_class || d->late_sum <= LATE_MAX_NS)
+		return;
+	d->normal_for = d->normal_for ? 2 * d->normal_for : NORMAL_FOR_NS;
+	if (d->normal_for > NORMAL_FOR_MAX_NS)
+		d->normal_for = NORMAL_FOR_MAX_NS;
+	d->normal_until = now + d->normal_for;
+	set_idle_class(d, false);
+}
+
 /* Join finished releases; quiesce while one has been waiting a while. */
 static int reap(struct at_duty *d, uint64_t now)
 {
@@ -469,6 +526,15 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 	wait = reap(d, now);
 	if (!d->ndemoted)
 		return wait;
+	if (d->open) {
+		/* A turn window may run to three times its length (below). */
+		uint64_t due = d->opened + (d->turn_open ? 3 : 1) * d->win_ns;
+
+		if (now > due + LATE_CLOSE_NS)
+			note_late(d, now, now - due);
+	}
+	if (now >= d->normal_until)
+		set_idle_class(d, true);
 	/* Half a poll tick early rather than most of one late: windows cost. */
 	if (d->open && now + CLOSE_SLACK_NS >= d->opened + d->win_ns) {
 		if (!d->turn_open) {
@@ -743,6 +809,8 @@ void at_duty_join(struct at_duty *d)
 {
 	if (!d)
 		return;
+	/* The last detach must not wait for idle CPU time. */
+	set_idle_class(d, false);
 	for (int i = 0; i < MAX_RELEASES; i++)
 		if (d->rel[i].running) {
 			pthread_join(d->rel[i].th, NULL);

@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -42,4 +43,16 @@ int at_check_privilege(char *err, size_t errlen)
 		 bpf ? "" : "CAP_BPF", !bpf && !perfmon ? " and " : "",
 		 perfmon ? "" : "CAP_PERFMON");
 	return AT_EXIT_ENV;
+}
+
+bool at_may_leave_idle_class(void)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2] = {0};
+	struct rlimit rl;
+
+	if (!syscall(SYS_capget, &h, d) && has_cap(d, CAP_SYS_NICE))
+		return true;
+	/* Nice 0 is allowed when RLIMIT_NICE reaches 20 (its scale is 20 - nice). */
+	return !getrlimit(RLIMIT_NICE, &rl) && rl.rlim_cur >= 20;
 }

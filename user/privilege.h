@@ -3,6 +3,7 @@
 #ifndef AT_PRIVILEGE_H
 #define AT_PRIVILEGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -10,5 +11,11 @@
  * Returns 0, or AT_EXIT_ENV with a one-line message naming what is missing.
  */
 int at_check_privilege(char *err, size_t errlen);
+
+/*
+ * Whether a thread put in SCHED_IDLE may return to SCHED_OTHER: that needs
+ * CAP_SYS_NICE or an RLIMIT_NICE that allows nice 0.
+ */
+bool at_may_leave_idle_class(void);
 
 #endif

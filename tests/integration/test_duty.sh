@@ -52,6 +52,22 @@ expect_match "the footer says what the ~ means" "$(cat "$WORK/b.txt")" \
 expect_match "the footer warns that an estimate by time undercounts" "$(cat "$WORK/b.txt")" \
 	'1 of them went by time, the target having read no socket: it carries the windows. slowdown and undercounts'
 
+# While windows cycle, the loader runs in the idle class: its wakeups then
+# take only idle CPU time. It is a normal task again to detach at the end.
+"$ADAPTRACE" record -o "$WORK/i.data" -f hot -f cold --budget 5 -- "$DUTY" 6 \
+	>"$WORK/i.out" 2>"$WORK/i.err" &
+ipid=$!
+for _ in $(seq 100); do
+	grep -q 'coarse budget: ' "$WORK/i.err" && break
+	sleep 0.1
+done
+sleep 0.5
+expect_match "the loader runs in SCHED_IDLE while windows cycle" \
+	"$(chrt -p "$ipid" 2>&1)" 'policy: SCHED_IDLE'
+wait "$ipid"
+expect_eq "that recording exits 0" "$?" 0
+expect_eq "no link left after it" "$(our_links)" 0
+
 # Exports and diff keep the estimate apart from exact counts.
 "$ADAPTRACE" export "$WORK/b.data" --format csv >"$WORK/b.csv" 2>/dev/null
 expect_cmp "csv: some of hot's intervals were probed only in part" \
