@@ -23,13 +23,20 @@ static bool has_cap(const struct __user_cap_data_struct d[2], int cap)
 	return d[cap / 32].effective & (1U << (cap % 32));
 }
 
-int at_check_privilege(char *err, size_t errlen)
+/* This process's capability sets into d; false when the kernel will not say. */
+static bool read_caps(struct __user_cap_data_struct d[2])
 {
 	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+
+	return !syscall(SYS_capget, &h, d);
+}
+
+int at_check_privilege(char *err, size_t errlen)
+{
 	struct __user_cap_data_struct d[2] = {0};
 	bool bpf, perfmon;
 
-	if (syscall(SYS_capget, &h, d))
+	if (!read_caps(d))
 		return 0; /* let the kernel say no later, with its own error */
 	if (has_cap(d, CAP_SYS_ADMIN))
 		return 0;
@@ -47,11 +54,10 @@ int at_check_privilege(char *err, size_t errlen)
 
 bool at_may_leave_idle_class(void)
 {
-	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
 	struct __user_cap_data_struct d[2] = {0};
 	struct rlimit rl;
 
-	if (!syscall(SYS_capget, &h, d) && has_cap(d, CAP_SYS_NICE))
+	if (read_caps(d) && has_cap(d, CAP_SYS_NICE))
 		return true;
 	/* Nice 0 is allowed when RLIMIT_NICE reaches 20 (its scale is 20 - nice). */
 	return !getrlimit(RLIMIT_NICE, &rl) && rl.rlim_cur >= 20;
