@@ -689,6 +689,8 @@ static int attach_all(struct recorder *r)
 				 r->exec_link ? "exit" : "exec", strerror(-err));
 			return err;
 		}
+		/* They clear the verdicts of processes that exec or exit. */
+		r->skel->bss->exe_verdicts_on = true;
 	}
 
 	/* All return links before all entry links: see detach_all(). */
@@ -725,6 +727,8 @@ static void detach_all(struct recorder *r)
 	at_usdtrec_detach(r->usdt);
 	at_dctl_detach(r->dctl);
 	at_links_destroy(&r->entry_links);
+	if (r->skel && r->skel->bss)
+		r->skel->bss->exe_verdicts_on = false;
 	bpf_link__destroy(r->exec_link);
 	r->exec_link = NULL;
 	bpf_link__destroy(r->exit_link);

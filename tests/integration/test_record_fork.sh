@@ -63,3 +63,26 @@ if start_target "$WORK/p_tgt" "$FORKER" --wait-signal; then
 else
 	fail "forker --wait-signal starts"
 fi
+
+# -b with a library: its probes count only the calls of processes running
+# PATH. One process runs a copy of libuser (another file), execs libuser,
+# then the copy again: only the middle image's calls count. The programs
+# remember each process's verdict, and exec clears it.
+USER=$TARGETS/libuser
+COPY=$WORK/libuser-copy
+if cp "$USER" "$COPY" && ln -sf "$TARGETS/libattest.so" "$WORK/libattest.so"; then
+	if at_start "$WORK/bl" record -q -o "$WORK/bl.data" -b "$USER" -l "$TARGETS/libattest.so"; then
+		timeout 30 "$COPY" --then-exec "$USER" --then-exec "$COPY" >"$WORK/bl_tgt.out" 2>&1
+		expect_eq "libuser copy, libuser, copy in one process: exits 0" "$?" 0
+		stop_pid "$AT_PID" INT
+		expect_eq "-b PATH -l LIB: record exits 0" "$RC" 0
+		if report_json "$WORK/bl.data" "$WORK/bl.json"; then
+			expect_eq "-b PATH -l LIB: only the calls while the process ran PATH" \
+				"$(fn "$WORK/bl.json" attest_add calls) $(fn "$WORK/bl.json" attest_mul calls)" "77 33"
+		fi
+	else
+		fail "-b PATH -l LIB: tracing starts" "$(tail -n 10 "$WORK/bl.err")"
+	fi
+else
+	fail "copy of libuser for -b PATH -l LIB"
+fi
