@@ -329,11 +329,12 @@ static bool window_releasing(const struct at_duty *d)
 }
 
 /*
- * While windows cycle, the loader's thread (and the release threads it
- * starts, which inherit it) runs in the idle class: it wakes about 100
- * times a second, and a normal thread waking on a busy machine takes a CPU
- * from the target or its clients at once. An idle-class thread takes only
- * idle time, and the scheduler still counts its CPU as idle when they wake.
+ * With ADAPTRACE_IDLE_LOADER=1, while windows cycle, the loader's thread
+ * (and the release threads it starts, which inherit it) runs in the idle
+ * class: it wakes about 100 times a second, and a normal thread waking on
+ * a busy machine takes a CPU from the target or its clients at once. An
+ * idle-class thread takes only idle time, and the scheduler still counts
+ * its CPU as idle when they wake.
  */
 static void set_idle_class(struct at_duty *d, bool idle)
 {
