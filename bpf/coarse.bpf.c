@@ -241,9 +241,9 @@ struct {
 
 bool exe_verdicts_on = false;
 
-static __always_inline bool exe_matches_cached(__u32 tgid)
+static __always_inline bool exe_matches_cached(void)
 {
-	__u32 key = tgid & (EXE_VERDICTS - 1);
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, key = tgid & (EXE_VERDICTS - 1);
 	__u64 *v = bpf_map_lookup_elem(&exe_verdicts, &key), seen;
 	bool match;
 
@@ -269,9 +269,8 @@ static __always_inline void forget_verdict(__u32 tgid)
 /* Whether the calling process is the target's: the -p process, or one running the -b executable. */
 static __always_inline bool target_process(void)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-
-	return ref_tgid ? tgid == ref_tgid : exe_matches_cached(tgid);
+	return ref_tgid ? (__u32)(bpf_get_current_pid_tgid() >> 32) == ref_tgid
+			: exe_matches_cached();
 }
 
 extern bool bpf_session_is_return(void) __ksym __weak;
@@ -384,8 +383,7 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 
 	if (cookie_gen(cookie) != gen)
 		return 1;
-	if ((cookie & AT_COOKIE_EXE_FILTER) &&
-	    !exe_matches_cached(bpf_get_current_pid_tgid() >> 32))
+	if ((cookie & AT_COOKIE_EXE_FILTER) && !exe_matches_cached())
 		return 1;
 	st = bpf_map_lookup_elem(&fstats, &id);
 	if (!st)
@@ -470,8 +468,7 @@ static __always_inline void leave(struct pt_regs *ctx, __u64 cookie)
 	/* An old link's return probe fires for calls its entry no longer takes. */
 	bool current = cookie_gen(cookie) == gen;
 
-	if ((cookie & AT_COOKIE_EXE_FILTER) &&
-	    !exe_matches_cached(bpf_get_current_pid_tgid() >> 32))
+	if ((cookie & AT_COOKIE_EXE_FILTER) && !exe_matches_cached())
 		return;
 	s = thread_stack(false);
 	if (!s) {

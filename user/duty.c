@@ -143,7 +143,7 @@ struct at_duty *at_duty_new(const struct at_duty_opts *o)
 	d->o = *o;
 	/*
 	 * Off unless asked for: with it, redis's --budget 5 estimates missed
-	 * their per-turn part (99-104 of 109 functions within 10 %, against
+	 * their per-turn part (87-104 of 109 functions within 10 %, against
 	 * 105-109 without), for about 3 points of throughput.
 	 */
 	d->may_idle = at_env_flag("ADAPTRACE_IDLE_LOADER") && at_may_leave_idle_class();
