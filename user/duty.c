@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -41,6 +42,13 @@ struct release {
 	bool running;
 	bool window; /* a window's links */
 	atomic_bool done;
+	uint64_t ended;
+	struct at_duty *d;
+	bool threaded; /* it runs in a thread of its own */
+	bool idle;     /* it runs in the idle class (idle_release()) */
+	pid_t tid;     /* ... this thread, */
+	int policy;    /* ... which had this class before */
+	struct sched_param param;
 };
 
 /* Probed time of the demoted functions: one span per window (turn: the turnwise only). */
@@ -70,9 +78,13 @@ struct at_duty {
 	size_t nspans, cap;
 	struct release rel[MAX_RELEASES];
 	bool quiesced;
-	bool may_idle;	       /* it can leave SCHED_IDLE again */
-	bool idle_class;       /* the loader runs in SCHED_IDLE */
-	uint64_t normal_until; /* ... not before this, after late windows */
+	bool may_idle;		    /* it can leave SCHED_IDLE again */
+	bool idle_releases;	    /* window releases run in the idle class */
+	pthread_mutex_t class_lock; /* a release thread's class against at_duty_join() */
+	bool idle_class;	    /* the loader runs in SCHED_IDLE */
+	uint64_t normal_until;	    /* ... not before this, after late windows */
+	/* For ADAPTRACE_DEBUG: window releases (idle ones), their ns, quiesced ns. */
+	uint64_t nrel, nrel_idle, rel_ns, quiesce_ns, quiesced_at;
 	uint64_t normal_for;
 	uint64_t late_epoch, late_sum; /* how late windows closed since late_epoch */
 	struct bpf_link *inputs;       /* the yardstick's program, from the start */
@@ -147,6 +159,9 @@ struct at_duty *at_duty_new(const struct at_duty_opts *o)
 	 * 105-109 without), for about 3 points of throughput.
 	 */
 	d->may_idle = at_env_flag("ADAPTRACE_IDLE_LOADER") && at_may_leave_idle_class();
+	d->idle_releases = at_may_leave_idle_class() && !(getenv("ADAPTRACE_IDLE_RELEASE") &&
+							  !at_env_flag("ADAPTRACE_IDLE_RELEASE"));
+	pthread_mutex_init(&d->class_lock, NULL);
 	d->demoted = at_xcalloc(o->n + 1, sizeof(*d->demoted));
 	d->turnwise = at_xcalloc(o->n + 1, sizeof(*d->turnwise));
 	d->since = at_xcalloc(o->n + 1, sizeof(*d->since));
@@ -266,14 +281,43 @@ static int attach_set(struct at_duty *d, bool want, bool turn, uint32_t gen, str
 	return rc;
 }
 
+/*
+ * A window's release moves to the idle class, unless the duty cycle stops
+ * (at_duty_join() then brings it back): it takes the target's mmap_lock
+ * once per function, and each time it wakes, a normal thread takes the CPU
+ * from the target or its clients at once. Only a release of one link, in a
+ * thread of its own: the threads that close several in parallel would
+ * inherit the class.
+ */
+static void idle_release(struct release *r)
+{
+	struct sched_param idle = {0};
+	struct at_duty *d = r->d;
+
+	pthread_mutex_lock(&d->class_lock);
+	r->policy = sched_getscheduler(0);
+	if (d->idle_releases && r->policy == SCHED_OTHER && !sched_getparam(0, &r->param) &&
+	    !sched_setscheduler(0, SCHED_IDLE, &idle)) {
+		r->tid = gettid();
+		r->idle = true;
+	}
+	pthread_mutex_unlock(&d->class_lock);
+}
+
 static void *release_main(void *p)
 {
 	struct release *r = p;
 	struct at_links *sets[4];
+	size_t nfds = 0;
 
-	for (size_t i = 0; i < r->nsets; i++)
+	for (size_t i = 0; i < r->nsets; i++) {
 		sets[i] = &r->sets[i];
+		nfds += r->sets[i].nfds + r->sets[i].nlinks;
+	}
+	if (r->window && r->threaded && nfds == 1)
+		idle_release(r);
 	at_links_destroy_together(sets, r->nsets);
+	r->ended = at_now_ns();
 	atomic_store(&r->done, true);
 	return NULL;
 }
@@ -296,8 +340,11 @@ static bool release(struct at_duty *d, struct at_links *const *sets, size_t n, b
 	}
 	r->started = now;
 	r->window = window;
+	r->d = d;
 	r->running = true;
+	r->threaded = true;
 	if (pthread_create(&r->th, NULL, release_main, r)) {
+		r->threaded = false;
 		release_main(r);
 		r->running = false;
 	}
@@ -306,8 +353,15 @@ static bool release(struct at_duty *d, struct at_links *const *sets, size_t n, b
 
 static void set_quiesce(struct at_duty *d, bool on)
 {
+	uint64_t now;
+
 	if (d->quiesced == on)
 		return;
+	now = at_now_ns();
+	if (on)
+		d->quiesced_at = now;
+	else
+		d->quiesce_ns += now - d->quiesced_at;
 	d->quiesced = on;
 	*d->o.quiesce = on;
 	if (d->o.quiesce_detail)
@@ -380,6 +434,11 @@ static int reap(struct at_duty *d, uint64_t now)
 		if (atomic_load(&r->done)) {
 			pthread_join(r->th, NULL);
 			r->running = false;
+			if (r->window) {
+				d->nrel++;
+				d->nrel_idle += r->idle;
+				d->rel_ns += r->ended - r->started;
+			}
 			continue;
 		}
 		waiting = true;
@@ -817,6 +876,20 @@ void at_duty_join(struct at_duty *d)
 		return;
 	/* The last detach must not wait for idle CPU time. */
 	set_idle_class(d, false);
+	pthread_mutex_lock(&d->class_lock);
+	d->idle_releases = false;
+	for (int i = 0; i < MAX_RELEASES; i++) {
+		struct release *r = &d->rel[i];
+
+		if (r->running && r->idle && !atomic_load(&r->done))
+			sched_setscheduler(r->tid, r->policy, &r->param);
+	}
+	pthread_mutex_unlock(&d->class_lock);
+	if (at_env_flag("ADAPTRACE_DEBUG") && d->nrel)
+		at_err("duty: %" PRIu64 " window releases, %" PRIu64
+		       " in the idle class, %.1f ms on average; probes quiesced %.0f ms",
+		       d->nrel, d->nrel_idle, (double)d->rel_ns / 1e6 / (double)d->nrel,
+		       (double)d->quiesce_ns / 1e6);
 	for (int i = 0; i < MAX_RELEASES; i++)
 		if (d->rel[i].running) {
 			pthread_join(d->rel[i].th, NULL);
@@ -843,5 +916,6 @@ void at_duty_free(struct at_duty *d)
 	free(d->wlast);
 	free(d->bkeys);
 	free(d->bvals);
+	pthread_mutex_destroy(&d->class_lock);
 	free(d);
 }
