@@ -1297,5 +1297,9 @@ int at_record_run(int argc, char **argv, const struct at_record_hook *hook)
 	close(sfd);
 	recorder_free(&r);
 	free(cmd_path);
+	at_strv_free(&o.t.include);
+	at_strv_free(&o.t.exclude);
+	at_strv_free(&o.t.libs);
+	at_strv_free(&o.usdt);
 	return rc;
 }
