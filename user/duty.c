@@ -890,6 +890,7 @@ void at_duty_join(struct at_duty *d)
 		       " in the idle class, %.1f ms on average; probes quiesced %.0f ms",
 		       d->nrel, d->nrel_idle, (double)d->rel_ns / 1e6 / (double)d->nrel,
 		       (double)d->quiesce_ns / 1e6);
+	d->nrel = 0; /* at_duty_free() joins again */
 	for (int i = 0; i < MAX_RELEASES; i++)
 		if (d->rel[i].running) {
 			pthread_join(d->rel[i].th, NULL);

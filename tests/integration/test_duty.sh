@@ -72,13 +72,13 @@ expect_eq "no link left after it" "$(our_links)" 0
 # A window's release takes the target's mmap_lock once per function: it
 # runs in the idle class, so that its wakeups do not preempt the target.
 # ADAPTRACE_IDLE_RELEASE=0 keeps it normal.
-ADAPTRACE_DEBUG=1 at_run "$WORK/r" record -o "$WORK/r.data" -f hot -f cold --budget 5 -- "$DUTY" 6
+ADAPTRACE_DEBUG=1 at_run "$WORK/r" record -o "$WORK/r.data" -f hot -f cold --budget 5 -- "$DUTY" 8
 expect_eq "record with idle-class releases exits 0" "$RC" 0
 expect_match "every window release ran in the idle class" "$(cat "$WORK/r.err")" \
 	'duty: ([1-9][0-9]*) window releases, \1 in the idle class'
 expect_eq "no link left after it" "$(our_links)" 0
 ADAPTRACE_DEBUG=1 ADAPTRACE_IDLE_RELEASE=0 at_run "$WORK/rn" record -o "$WORK/rn.data" -f hot -f cold \
-	--budget 5 -- "$DUTY" 6
+	--budget 5 -- "$DUTY" 8
 expect_match "with ADAPTRACE_IDLE_RELEASE=0 none did" "$(cat "$WORK/rn.err")" \
 	'duty: [1-9][0-9]* window releases, 0 in the idle class'
 if report_json "$WORK/r.data" "$WORK/r.json"; then
