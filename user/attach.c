@@ -347,8 +347,9 @@ void at_links_destroy_together(struct at_links *const *sets, size_t nsets)
 			c[k++].link = sets[i]->links[j];
 	}
 	/* Every release starts (and unregisters its consumers) before any waits. */
-	for (k = 0; k < n && n > 1; k++) /* one needs no thread */
-		c[k].started = pthread_create(&c[k].th, NULL, close_one, &c[k]) == 0;
+	if (n > 1) /* one needs no thread */
+		for (k = 0; k < n; k++)
+			c[k].started = pthread_create(&c[k].th, NULL, close_one, &c[k]) == 0;
 	for (k = 0; k < n; k++) {
 		if (c[k].started)
 			pthread_join(c[k].th, NULL);

@@ -885,12 +885,6 @@ void at_duty_join(struct at_duty *d)
 			sched_setscheduler(r->tid, r->policy, &r->param);
 	}
 	pthread_mutex_unlock(&d->class_lock);
-	if (at_env_flag("ADAPTRACE_DEBUG") && d->nrel)
-		at_err("duty: %" PRIu64 " window releases, %" PRIu64
-		       " in the idle class, %.1f ms on average; probes quiesced %.0f ms",
-		       d->nrel, d->nrel_idle, (double)d->rel_ns / 1e6 / (double)d->nrel,
-		       (double)d->quiesce_ns / 1e6);
-	d->nrel = 0; /* at_duty_free() joins again */
 	for (int i = 0; i < MAX_RELEASES; i++)
 		if (d->rel[i].running) {
 			pthread_join(d->rel[i].th, NULL);
@@ -904,6 +898,11 @@ void at_duty_free(struct at_duty *d)
 	if (!d)
 		return;
 	at_duty_join(d);
+	if (at_env_flag("ADAPTRACE_DEBUG") && d->nrel)
+		at_err("duty: %" PRIu64 " window releases, %" PRIu64
+		       " in the idle class, %.1f ms on average; probes quiesced %.0f ms",
+		       d->nrel, d->nrel_idle, (double)d->rel_ns / 1e6 / (double)d->nrel,
+		       (double)d->quiesce_ns / 1e6);
 	at_links_destroy(&d->exact);
 	at_links_destroy(&d->window);
 	free(d->demoted);
