@@ -161,6 +161,12 @@ bool window_on = false;
 __u64 window_until = 0;
 bool read_after_window = false;
 /*
+ * Window-link entries the window counted, and those it paid for but did
+ * not count (the links arming, lingering or being released): ADAPTRACE_DEBUG
+ * reports both.
+ */
+__u64 window_hits_counted = 0, window_hits_outside = 0;
+/*
  * The open window is a turn window: only the functions run 1-3 times
  * a turn of the event loop are in, so the loop keeps its pace. It counts a
  * thread's whole turns: from its first wakeup in the window to its first
@@ -389,8 +395,13 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 	if (!st)
 		return 1;
 	s = thread_stack(true);
-	if ((cookie & AT_COOKIE_WINDOW) && !window_counts(s, id, &by_time))
-		return 1;
+	if (cookie & AT_COOKIE_WINDOW) {
+		if (!window_counts(s, id, &by_time)) {
+			__sync_fetch_and_add(&window_hits_outside, 1);
+			return 1;
+		}
+		__sync_fetch_and_add(&window_hits_counted, 1);
+	}
 	st->calls++;
 	if (returns_off || quiesce) {
 		diag_inc(AT_DIAG_ABANDONED);

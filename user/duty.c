@@ -900,9 +900,11 @@ void at_duty_free(struct at_duty *d)
 	at_duty_join(d);
 	if (at_env_flag("ADAPTRACE_DEBUG") && d->nrel)
 		at_err("duty: %" PRIu64 " window releases, %" PRIu64
-		       " in the idle class, %.1f ms on average; probes quiesced %.0f ms",
+		       " in the idle class, %.1f ms on average; probes quiesced %.0f ms; "
+		       "window entries: %" PRIu64 " counted, %" PRIu64 " outside windows",
 		       d->nrel, d->nrel_idle, (double)d->rel_ns / 1e6 / (double)d->nrel,
-		       (double)d->quiesce_ns / 1e6);
+		       (double)d->quiesce_ns / 1e6, d->o.hits_counted ? *d->o.hits_counted : 0,
+		       d->o.hits_outside ? *d->o.hits_outside : 0);
 	at_links_destroy(&d->exact);
 	at_links_destroy(&d->window);
 	free(d->demoted);

@@ -58,6 +58,8 @@ struct at_duty_opts {
 	int wcallers_fd;	     /* window calls per function and innermost caller */
 	pid_t pid;		     /* 0: every process */
 	double period_s;	     /* one window per period */
+	/* Window entries counted, and paid for outside windows (ADAPTRACE_DEBUG). */
+	const uint64_t *hits_counted, *hits_outside;
 };
 
 struct at_duty;

@@ -766,6 +766,8 @@ static void setup_duty(struct recorder *r)
 	o.read_after_window = &r->skel->bss->read_after_window;
 	o.window_turns = &r->skel->bss->window_turns;
 	o.window_seq = &r->skel->bss->window_seq;
+	o.hits_counted = (const uint64_t *)&r->skel->bss->window_hits_counted;
+	o.hits_outside = (const uint64_t *)&r->skel->bss->window_hits_outside;
 	o.turn_gates = &r->skel->bss->turn_gates;
 	o.quiesce_detail = at_dctl_quiesce;
 	o.ctx = r->dctl;

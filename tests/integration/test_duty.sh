@@ -76,6 +76,8 @@ ADAPTRACE_DEBUG=1 at_run "$WORK/r" record -o "$WORK/r.data" -f hot -f cold --bud
 expect_eq "record with idle-class releases exits 0" "$RC" 0
 expect_match "every window release ran in the idle class" "$(cat "$WORK/r.err")" \
 	'duty: ([1-9][0-9]*) window releases, \1 in the idle class'
+expect_match "the summary counts the window entries in and outside the windows" \
+	"$(cat "$WORK/r.err")" 'window entries: [1-9][0-9]* counted, [0-9]+ outside windows'
 expect_eq "no link left after it" "$(our_links)" 0
 ADAPTRACE_DEBUG=1 ADAPTRACE_IDLE_RELEASE=0 at_run "$WORK/rn" record -o "$WORK/rn.data" -f hot -f cold \
 	--budget 5 -- "$DUTY" 8
