@@ -166,6 +166,9 @@ bool read_after_window = false;
  * reports both.
  */
 __u64 window_hits_counted = 0, window_hits_outside = 0;
+/* ... the latter by the window's phase (enum at_window_phase), set by the loader. */
+__u32 window_phase = 0;
+__u64 window_hits_phase[AT_WINDOW_PHASES] = {};
 /*
  * The open window is a turn window: only the functions run 1-3 times
  * a turn of the event loop are in, so the loop keeps its pace. It counts a
@@ -397,7 +400,11 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 	s = thread_stack(true);
 	if (cookie & AT_COOKIE_WINDOW) {
 		if (!window_counts(s, id, &by_time)) {
+			__u32 ph = window_phase;
+
 			__sync_fetch_and_add(&window_hits_outside, 1);
+			if (ph < AT_WINDOW_PHASES)
+				__sync_fetch_and_add(&window_hits_phase[ph], 1);
 			return 1;
 		}
 		__sync_fetch_and_add(&window_hits_counted, 1);

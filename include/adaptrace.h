@@ -33,6 +33,15 @@
 #define AT_COOKIE_GEN_MASK  0xffULL
 /* A probing window's link: counts only while the loader says the window is open. */
 #define AT_COOKIE_WINDOW (1ULL << 35)
+/* Where a probing window is (the loader says), for the entries it pays for and does not count. */
+enum at_window_phase {
+	AT_WPHASE_NONE,	     /* no window links */
+	AT_WPHASE_ARMING,    /* its links go in */
+	AT_WPHASE_OPEN,	     /* open, but the call is not the window's */
+	AT_WPHASE_LINGERING, /* closed, links in until the target reads */
+	AT_WPHASE_RELEASING, /* its links come out */
+	AT_WINDOW_PHASES,
+};
 
 /*
  * USDT probes (bpf/usdt.bpf.c). Counted probes use the cookie's id as the

@@ -59,6 +59,7 @@ struct at_dctl {
 	struct at_duty *duty;
 	bool *demote;	/* functions to move to windows, for the caller */
 	bool *turnwise; /* those of them in the turn windows too */
+	double *cost;	/* each function's probe cost, ns a step, as planned */
 	double demote_frac;
 	/* The target's socket reads and turns so far, and since the last step. */
 	uint64_t reads_seen, turns_seen, step_reads, step_turns;
@@ -300,6 +301,7 @@ void at_dctl_free(struct at_dctl *c)
 		return;
 	free(c->demote);
 	free(c->turnwise);
+	free(c->cost);
 	at_detail_free(c->d);
 	at_sampler_free(c->smp);
 	at_rel_track_free(c->track);
@@ -598,9 +600,11 @@ static bool plan_duty(struct at_dctl *c, double work, double budget)
 		c->demote[id] = c->turnwise[id] = false;
 		/* Its window hits: both kinds for a turnwise one, so this is its probed cost. */
 		if (at_duty_is_demoted(c->duty, id)) {
-			cycled += cost / (frac > 0 ? frac : 1);
+			c->cost[id] = cost / (frac > 0 ? frac : 1);
+			cycled += c->cost[id];
 			continue;
 		}
+		c->cost[id] = cost;
 		exact += cost;
 		if (id < at_duty_nfuncs(c->duty) && c->f[id].hits)
 			hot[nhot++] = (struct hot){cost, id};
@@ -647,13 +651,14 @@ static bool plan_duty(struct at_dctl *c, double work, double budget)
 }
 
 bool at_dctl_coarse_demand(struct at_dctl *c, const bool **demote, const bool **turnwise,
-			   double *frac)
+			   const double **cost, double *frac)
 {
 	if (!c || !c->demand)
 		return false;
 	c->demand = false;
 	*demote = c->demote;
 	*turnwise = c->turnwise;
+	*cost = c->cost;
 	*frac = c->demote_frac;
 	return true;
 }
@@ -665,8 +670,10 @@ void at_dctl_set_duty(struct at_dctl *c, struct at_duty *duty)
 	c->duty = duty;
 	free(c->demote);
 	free(c->turnwise);
+	free(c->cost);
 	c->demote = at_xcalloc(c->n + 1, sizeof(*c->demote));
 	c->turnwise = at_xcalloc(c->n + 1, sizeof(*c->turnwise));
+	c->cost = at_xcalloc(c->n + 1, sizeof(*c->cost));
 }
 
 void at_dctl_drop_detail(struct at_dctl *c, const bool *demote, uint64_t now, struct at_links *out)

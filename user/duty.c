@@ -44,10 +44,12 @@ struct release {
 	atomic_bool done;
 	uint64_t ended;
 	struct at_duty *d;
-	bool threaded; /* it runs in a thread of its own */
-	bool idle;     /* it runs in the idle class (idle_release()) */
-	pid_t tid;     /* ... this thread, */
-	int policy;    /* ... which had this class before */
+	bool threaded;	    /* it runs in a thread of its own */
+	bool idle;	    /* it runs in the idle class (idle_release()) */
+	bool idle_due;	    /* ... once normal_ns have passed since it started */
+	uint64_t normal_ns; /* a window's: as long as its costliest probes take to go */
+	pid_t tid;	    /* ... this thread, */
+	int policy;	    /* ... which had this class before */
 	struct sched_param param;
 };
 
@@ -60,7 +62,14 @@ struct span {
 struct at_duty {
 	struct at_duty_opts o;
 	bool *demoted;
-	bool *turnwise;	 /* demoted, and probed in the turn windows too */
+	bool *turnwise;		/* demoted, and probed in the turn windows too */
+	double *cost;		/* probe cost when always probed, as last planned */
+	bool cost_order;	/* windows arm and release the costliest first */
+	uint32_t nhot;		/* the costliest demoted: AT_HOT_SHARE of their cost */
+	uint32_t window_probes; /* the window's */
+	uint64_t window_arm_ns; /* how long the window's probes took to go in */
+	/* ADAPTRACE_RELEASE_NORMAL_US: a window's release stays normal this long. */
+	int64_t release_normal_ns;
 	uint64_t *since; /* when each demoted function left the always-on links */
 	uint32_t ndemoted, nturnwise;
 	bool turn_next; /* the next window is a turn window */
@@ -85,6 +94,8 @@ struct at_duty {
 	uint64_t normal_until;	    /* ... not before this, after late windows */
 	/* For ADAPTRACE_DEBUG: window releases (idle ones), their ns, quiesced ns. */
 	uint64_t nrel, nrel_idle, rel_ns, quiesce_ns, quiesced_at;
+	uint64_t narm, arm_ns;		 /* ... window attaches, their ns */
+	uint64_t nwinrel, normal_ns_sum; /* ... window releases begun, ns they stay normal */
 	uint64_t normal_for;
 	uint64_t late_epoch, late_sum; /* how late windows closed since late_epoch */
 	struct bpf_link *inputs;       /* the yardstick's program, from the start */
@@ -164,6 +175,12 @@ struct at_duty *at_duty_new(const struct at_duty_opts *o)
 	pthread_mutex_init(&d->class_lock, NULL);
 	d->demoted = at_xcalloc(o->n + 1, sizeof(*d->demoted));
 	d->turnwise = at_xcalloc(o->n + 1, sizeof(*d->turnwise));
+	d->cost = at_xcalloc(o->n + 1, sizeof(*d->cost));
+	d->cost_order = !(getenv("ADAPTRACE_COST_ORDER") && !at_env_flag("ADAPTRACE_COST_ORDER"));
+	d->release_normal_ns = -1;
+	if (getenv("ADAPTRACE_RELEASE_NORMAL_US"))
+		d->release_normal_ns =
+		    strtoll(getenv("ADAPTRACE_RELEASE_NORMAL_US"), NULL, 10) * 1000;
 	d->since = at_xcalloc(o->n + 1, sizeof(*d->since));
 	d->period_ns = (uint64_t)((o->period_s > 0 ? o->period_s : 2) * 1e9);
 	d->rng = at_now_ns() | 1;
@@ -238,19 +255,59 @@ void at_duty_set_frac(struct at_duty *d, double frac)
 	d->frac = (double)d->win_ns / (double)d->period_ns;
 }
 
+static const double *cmp_cost_of;
+
+/* Costliest first, then by id. */
+static int cmp_cost(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	double cx = cmp_cost_of[x], cy = cmp_cost_of[y];
+
+	if (cx != cy)
+		return cx < cy ? 1 : -1;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The costliest demoted functions that make up AT_HOT_SHARE of their
+ * cost: how many.
+ */
+static uint32_t count_hot(struct at_duty *d)
+{
+	uint32_t *ids = at_xcalloc(d->o.n + 1, sizeof(*ids)), n = 0, k = 0;
+	double total = 0, acc = 0;
+
+	for (uint32_t id = 0; id < d->o.n; id++)
+		if (d->demoted[id] && d->cost[id] > 0) {
+			ids[n++] = id;
+			total += d->cost[id];
+		}
+	cmp_cost_of = d->cost;
+	qsort(ids, n, sizeof(*ids), cmp_cost);
+	while (k < n && acc < AT_HOT_SHARE * total)
+		acc += d->cost[ids[k++]];
+	free(ids);
+	return k;
+}
+
 /*
  * Session links on the functions whose demoted[id] == want (turn: those
- * turnwise too), per binary.
+ * turnwise too), per binary; *nprobes gets their number. A window's go
+ * costliest first: the kernel arms and releases a link's probes in its
+ * order, and until a probe is out the target pays a trap for each call
+ * that no window counts.
  */
 static int attach_set(struct at_duty *d, bool want, bool turn, uint32_t gen, struct at_links *out,
-		      char *err, size_t errlen)
+		      uint32_t *nprobes, char *err, size_t errlen)
 {
 	uint64_t *offs = at_xcalloc(d->o.n + 1, sizeof(*offs));
 	uint64_t *cookies = at_xcalloc(d->o.n + 1, sizeof(*cookies));
 	bool *refused = at_xcalloc(d->o.n + 1, sizeof(*refused));
+	uint32_t *ids = at_xcalloc(d->o.n + 1, sizeof(*ids));
 	uint32_t nbins = 0;
 	int rc = 0;
 
+	*nprobes = 0;
 	for (uint32_t id = 0; id < d->o.n; id++)
 		if (d->o.sites[id].bin + 1 > nbins)
 			nbins = d->o.sites[id].bin + 1;
@@ -263,11 +320,22 @@ static int attach_set(struct at_duty *d, bool want, bool turn, uint32_t gen, str
 			if (s->bin != b || s->refused || d->demoted[id] != want ||
 			    (turn && !d->turnwise[id]))
 				continue;
-			offs[k] = s->off;
-			cookies[k] = id | s->flags | ((uint64_t)gen << AT_COOKIE_GEN_SHIFT) |
-				     (want ? AT_COOKIE_WINDOW : 0);
-			refused[k++] = false;
+			ids[k++] = id;
 		}
+		if (want && d->cost_order) {
+			/* Only the loader's thread attaches. */
+			cmp_cost_of = d->cost;
+			qsort(ids, k, sizeof(*ids), cmp_cost);
+		}
+		for (size_t i = 0; i < k; i++) {
+			const struct at_duty_site *s = &d->o.sites[ids[i]];
+
+			offs[i] = s->off;
+			cookies[i] = ids[i] | s->flags | ((uint64_t)gen << AT_COOKIE_GEN_SHIFT) |
+				     (want ? AT_COOKIE_WINDOW : 0);
+			refused[i] = false;
+		}
+		*nprobes += k;
 		if (k)
 			rc = at_attach_session(out, d->o.session, d->o.paths[b], offs, cookies, k,
 					       d->o.pid, refused, err, errlen);
@@ -276,6 +344,7 @@ static int attach_set(struct at_duty *d, bool want, bool turn, uint32_t gen, str
 	free(offs);
 	free(cookies);
 	free(refused);
+	free(ids);
 	if (rc)
 		at_links_destroy(out);
 	return rc;
@@ -287,7 +356,10 @@ static int attach_set(struct at_duty *d, bool want, bool turn, uint32_t gen, str
  * once per function, and each time it wakes, a normal thread takes the CPU
  * from the target or its clients at once. Only a release of one link, in a
  * thread of its own: the threads that close several in parallel would
- * inherit the class.
+ * inherit the class. It stays normal while its costliest probes come out
+ * (they go first, attach_set()), and the loader moves it then
+ * (idle_release_due()): in the idle class from the start they stayed in
+ * while redis ran, and cost 4 times more traps than the window counted.
  */
 static void idle_release(struct release *r)
 {
@@ -296,11 +368,25 @@ static void idle_release(struct release *r)
 
 	pthread_mutex_lock(&d->class_lock);
 	r->policy = sched_getscheduler(0);
-	if (d->idle_releases && r->policy == SCHED_OTHER && !sched_getparam(0, &r->param) &&
-	    !sched_setscheduler(0, SCHED_IDLE, &idle)) {
+	if (d->idle_releases && r->policy == SCHED_OTHER && !sched_getparam(0, &r->param)) {
 		r->tid = gettid();
-		r->idle = true;
+		if (r->normal_ns)
+			r->idle_due = true;
+		else if (!sched_setscheduler(0, SCHED_IDLE, &idle))
+			r->idle = true;
 	}
+	pthread_mutex_unlock(&d->class_lock);
+}
+
+/* The loader moves a window's release to the idle class when it is due. */
+static void idle_release_due(struct at_duty *d, struct release *r, uint64_t now)
+{
+	struct sched_param idle = {0};
+
+	pthread_mutex_lock(&d->class_lock);
+	if (r->idle_due && !r->idle && d->idle_releases && now - r->started >= r->normal_ns &&
+	    !atomic_load(&r->done) && !sched_setscheduler(r->tid, SCHED_IDLE, &idle))
+		r->idle = true;
 	pthread_mutex_unlock(&d->class_lock);
 }
 
@@ -322,6 +408,21 @@ static void *release_main(void *p)
 	return NULL;
 }
 
+/*
+ * How long a window's release stays in the normal class: its arming's
+ * share that its costliest probes took (ADAPTRACE_RELEASE_NORMAL_US sets it).
+ */
+static uint64_t window_normal_ns(const struct at_duty *d)
+{
+	uint32_t n = d->nhot < d->window_probes ? d->nhot : d->window_probes;
+
+	if (d->release_normal_ns >= 0)
+		return (uint64_t)d->release_normal_ns;
+	if (!d->cost_order || !d->window_probes)
+		return 0;
+	return (uint64_t)((double)d->window_arm_ns * n / d->window_probes);
+}
+
 /* Release links in the background; false when every slot is busy. */
 static bool release(struct at_duty *d, struct at_links *const *sets, size_t n, bool window,
 		    uint64_t now)
@@ -340,6 +441,11 @@ static bool release(struct at_duty *d, struct at_links *const *sets, size_t n, b
 	}
 	r->started = now;
 	r->window = window;
+	if (window) {
+		r->normal_ns = window_normal_ns(d);
+		d->nwinrel++;
+		d->normal_ns_sum += r->normal_ns;
+	}
 	r->d = d;
 	r->running = true;
 	r->threaded = true;
@@ -349,6 +455,13 @@ static bool release(struct at_duty *d, struct at_links *const *sets, size_t n, b
 		r->running = false;
 	}
 	return true;
+}
+
+/* Tell the programs where the window is, for the entries paid outside it. */
+static void set_phase(struct at_duty *d, enum at_window_phase ph)
+{
+	if (d->o.window_phase)
+		*d->o.window_phase = ph;
 }
 
 static void set_quiesce(struct at_duty *d, bool on)
@@ -424,7 +537,7 @@ static void note_late(struct at_duty *d, uint64_t now, uint64_t late)
 /* Join finished releases; quiesce while one has been waiting a while. */
 static int reap(struct at_duty *d, uint64_t now)
 {
-	bool waiting = false, slow = false;
+	bool waiting = false, slow = false, soon = false;
 
 	for (int i = 0; i < MAX_RELEASES; i++) {
 		struct release *r = &d->rel[i];
@@ -435,6 +548,7 @@ static int reap(struct at_duty *d, uint64_t now)
 			pthread_join(r->th, NULL);
 			r->running = false;
 			if (r->window) {
+				set_phase(d, AT_WPHASE_NONE);
 				d->nrel++;
 				d->nrel_idle += r->idle;
 				d->rel_ns += r->ended - r->started;
@@ -444,9 +558,14 @@ static int reap(struct at_duty *d, uint64_t now)
 		waiting = true;
 		if (now - r->started >= QUIESCE_AFTER_NS)
 			slow = true;
+		if (r->idle_due && !r->idle) {
+			idle_release_due(d, r, now);
+			if (!r->idle)
+				soon = true;
+		}
 	}
 	set_quiesce(d, slow);
-	return waiting ? 5 : -1;
+	return soon ? 1 : waiting ? 5 : -1;
 }
 
 /* Each window's slot: the period, or half of it with turn windows between the others. */
@@ -497,8 +616,11 @@ static bool release_window(struct at_duty *d, uint64_t now)
 {
 	struct at_links *w[1] = {&d->window};
 
-	if (!release(d, w, 1, true, now))
+	set_phase(d, AT_WPHASE_RELEASING);
+	if (!release(d, w, 1, true, now)) {
+		set_phase(d, AT_WPHASE_LINGERING);
 		return false;
+	}
 	d->lingering = false;
 	return true;
 }
@@ -512,6 +634,7 @@ static bool release_window(struct at_duty *d, uint64_t now)
 static void close_window(struct at_duty *d, uint64_t now)
 {
 	end_window(d, now);
+	set_phase(d, AT_WPHASE_LINGERING);
 	d->lingering = true;
 	d->closed_at = now;
 	d->reads_at_close = total_reads(d);
@@ -525,13 +648,13 @@ static bool finish_window(struct at_duty *d, uint64_t now)
 	return !d->lingering || release_window(d, now);
 }
 
-int at_duty_demote(struct at_duty *d, const bool *demote, const bool *turnwise, double frac,
-		   struct at_links *entry, struct at_links *ret, struct at_links *detail,
-		   uint64_t now, char *err, size_t errlen)
+int at_duty_demote(struct at_duty *d, const bool *demote, const bool *turnwise, const double *cost,
+		   double frac, struct at_links *entry, struct at_links *ret,
+		   struct at_links *detail, uint64_t now, char *err, size_t errlen)
 {
 	struct at_links fresh = {0};
 	bool *was = at_xcalloc(d->o.n + 1, sizeof(*was));
-	uint32_t gen = (d->gen + 1) & AT_COOKIE_GEN_MASK;
+	uint32_t gen = (d->gen + 1) & AT_COOKIE_GEN_MASK, nprobes;
 	int rc;
 
 	/* The window's links carry the old generation: close it first. */
@@ -544,7 +667,7 @@ int at_duty_demote(struct at_duty *d, const bool *demote, const bool *turnwise, 
 	for (uint32_t id = 0; id < d->o.n; id++)
 		if (demote[id])
 			d->demoted[id] = true;
-	rc = attach_set(d, false, false, gen, &fresh, err, errlen);
+	rc = attach_set(d, false, false, gen, &fresh, &nprobes, err, errlen);
 	if (rc) {
 		memcpy(d->demoted, was, d->o.n * sizeof(*was));
 		free(was);
@@ -574,6 +697,9 @@ int at_duty_demote(struct at_duty *d, const bool *demote, const bool *turnwise, 
 		d->ndemoted += d->demoted[id];
 		d->nturnwise += d->turnwise[id];
 	}
+	if (cost)
+		memcpy(d->cost, cost, d->o.n * sizeof(*d->cost));
+	d->nhot = count_hot(d);
 	at_duty_set_frac(d, frac);
 	d->slot = now;
 	plan_open(d);
@@ -628,15 +754,23 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 		release_window(d, now);
 	if (!d->open && !d->lingering && now >= d->next_open && !window_releasing(d)) {
 		bool turn = d->turn_next && d->nturnwise;
+		uint64_t armed_from;
 
 		d->slot += slot_ns(d);
 		if (d->slot + slot_ns(d) <= now)
 			d->slot = now;
 		plan_open(d);
 		d->turn_next = !turn;
-		if (attach_set(d, true, turn, d->gen, &d->window, err, sizeof(err)) == 0) {
+		armed_from = at_now_ns();
+		set_phase(d, AT_WPHASE_ARMING);
+		if (attach_set(d, true, turn, d->gen, &d->window, &d->window_probes, err,
+			       sizeof(err)) == 0) {
 			/* Every probe is in: count from here, with the yardstick. */
 			uint64_t mid = at_now_ns();
+
+			d->narm++;
+			d->arm_ns += mid - armed_from;
+			d->window_arm_ns = mid - armed_from;
 
 			if (d->nspans == d->cap) {
 				d->cap = d->cap ? 2 * d->cap : 16;
@@ -655,7 +789,9 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 				*d->o.window_seq = 1;
 			*d->o.window_turns = turn;
 			*d->o.window_on = true;
+			set_phase(d, AT_WPHASE_OPEN);
 		} else {
+			set_phase(d, AT_WPHASE_NONE);
 			at_warn("coarse budget: cannot open a probing window: %s", err);
 		}
 	}
@@ -905,10 +1041,21 @@ void at_duty_free(struct at_duty *d)
 		       d->nrel, d->nrel_idle, (double)d->rel_ns / 1e6 / (double)d->nrel,
 		       (double)d->quiesce_ns / 1e6, d->o.hits_counted ? *d->o.hits_counted : 0,
 		       d->o.hits_outside ? *d->o.hits_outside : 0);
+	if (at_env_flag("ADAPTRACE_DEBUG") && d->nrel && d->o.hits_phase)
+		at_err("duty: %" PRIu64 " window attaches, %.1f ms on average; entries outside "
+		       "windows: %" PRIu64 " arming, %" PRIu64 " open, %" PRIu64
+		       " lingering, %" PRIu64
+		       " releasing; releases stay normal for %.2f ms on average (%u costliest)",
+		       d->narm, d->narm ? (double)d->arm_ns / 1e6 / (double)d->narm : 0.0,
+		       d->o.hits_phase[AT_WPHASE_ARMING], d->o.hits_phase[AT_WPHASE_OPEN],
+		       d->o.hits_phase[AT_WPHASE_LINGERING], d->o.hits_phase[AT_WPHASE_RELEASING],
+		       d->nwinrel ? (double)d->normal_ns_sum / 1e6 / (double)d->nwinrel : 0.0,
+		       d->nhot);
 	at_links_destroy(&d->exact);
 	at_links_destroy(&d->window);
 	free(d->demoted);
 	free(d->turnwise);
+	free(d->cost);
 	free(d->since);
 	bpf_link__destroy(d->inputs);
 	bpf_link__destroy(d->outputs);

@@ -25,6 +25,11 @@ struct bpf_program;
 
 /* The least share of time the windows may probe: 2 ms every 200 ms. */
 #define AT_DUTY_MIN_FRAC 0.01
+/*
+ * A window's release stays in the normal class while its costliest
+ * probes, this share of their cost, come out; then it goes idle.
+ */
+#define AT_HOT_SHARE 0.8
 /* Turns in a controller step that tell a function run 1-3 times a turn. */
 #define AT_TURNWISE_MIN_TURNS 20
 
@@ -60,6 +65,8 @@ struct at_duty_opts {
 	double period_s;	     /* one window per period */
 	/* Window entries counted, and paid for outside windows (ADAPTRACE_DEBUG). */
 	const uint64_t *hits_counted, *hits_outside;
+	const uint64_t *hits_phase; /* ... outside, per enum at_window_phase */
+	uint32_t *window_phase;	    /* the programs' copy of the window's phase */
 };
 
 struct at_duty;
@@ -73,14 +80,16 @@ void at_duty_free(struct at_duty *d);
  * (NULL: none) run a whole number of times per turn of the event loop:
  * they are probed in turn windows too, as long as the others' and between
  * them, with no other function in, so the loop keeps its pace and the
- * windows see whole turns. It releases the links it replaces, the coarse
- * entry and return links the first time, and detail's links of the
- * demoted functions. Returns 0, or -errno with err filled (nothing
- * changed; the caller keeps the links).
+ * windows see whole turns. cost[] (NULL: unknown) is each function's probe
+ * cost when always probed: a window arms and releases the costliest first
+ * (AT_HOT_SHARE). It releases the links it replaces, the coarse entry and
+ * return links the first time, and detail's links of the demoted
+ * functions. Returns 0, or -errno with err filled (nothing changed; the
+ * caller keeps the links).
  */
-int at_duty_demote(struct at_duty *d, const bool *demote, const bool *turnwise, double frac,
-		   struct at_links *entry, struct at_links *ret, struct at_links *detail,
-		   uint64_t now, char *err, size_t errlen);
+int at_duty_demote(struct at_duty *d, const bool *demote, const bool *turnwise, const double *cost,
+		   double frac, struct at_links *entry, struct at_links *ret,
+		   struct at_links *detail, uint64_t now, char *err, size_t errlen);
 bool at_duty_is_demoted(const struct at_duty *d, uint32_t id);
 /* The target's socket reads and turns of its event loop (ends) so far; 0 when not counted. */
 void at_duty_loop(struct at_duty *d, uint64_t *reads, uint64_t *turns);

@@ -768,6 +768,8 @@ static void setup_duty(struct recorder *r)
 	o.window_seq = &r->skel->bss->window_seq;
 	o.hits_counted = (const uint64_t *)&r->skel->bss->window_hits_counted;
 	o.hits_outside = (const uint64_t *)&r->skel->bss->window_hits_outside;
+	o.hits_phase = (const uint64_t *)r->skel->bss->window_hits_phase;
+	o.window_phase = &r->skel->bss->window_phase;
 	o.turn_gates = &r->skel->bss->turn_gates;
 	o.quiesce_detail = at_dctl_quiesce;
 	o.ctx = r->dctl;
@@ -802,11 +804,12 @@ static uint64_t apply_duty(struct recorder *r, uint64_t now)
 {
 	struct at_links detail = {0};
 	const bool *demote, *turnwise;
+	const double *cost;
 	char err[AT_ERRLEN];
 	uint32_t moved = 0;
 	double frac;
 
-	if (!at_dctl_coarse_demand(r->dctl, &demote, &turnwise, &frac))
+	if (!at_dctl_coarse_demand(r->dctl, &demote, &turnwise, &cost, &frac))
 		return 0;
 	for (uint32_t id = 0; id < at_duty_nfuncs(r->duty); id++)
 		moved += demote[id] && !at_duty_is_demoted(r->duty, id);
@@ -815,7 +818,7 @@ static uint64_t apply_duty(struct recorder *r, uint64_t now)
 		return 0;
 	}
 	at_dctl_drop_detail(r->dctl, demote, now, &detail);
-	if (at_duty_demote(r->duty, demote, turnwise, frac, &r->entry_links, &r->return_links,
+	if (at_duty_demote(r->duty, demote, turnwise, cost, frac, &r->entry_links, &r->return_links,
 			   &detail, now, err, sizeof(err))) {
 		at_warn("coarse budget: cannot move functions to probing windows: %s", err);
 		at_links_destroy(&detail);

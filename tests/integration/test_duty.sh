@@ -70,15 +70,30 @@ expect_eq "that recording exits 0" "$?" 0
 expect_eq "no link left after it" "$(our_links)" 0
 
 # A window's release takes the target's mmap_lock once per function: it
-# runs in the idle class, so that its wakeups do not preempt the target.
-# ADAPTRACE_IDLE_RELEASE=0 keeps it normal.
-ADAPTRACE_DEBUG=1 at_run "$WORK/r" record -o "$WORK/r.data" -f hot -f cold --budget 5 -- "$DUTY" 8
+# runs in the idle class, so that its wakeups do not preempt the target,
+# once its costliest probes are out (as long as arming them took; the
+# window's one function here). ADAPTRACE_RELEASE_NORMAL_US=0 moves it at
+# once; ADAPTRACE_IDLE_RELEASE=0 keeps it normal.
+ADAPTRACE_DEBUG=1 ADAPTRACE_RELEASE_NORMAL_US=0 at_run "$WORK/r" record -o "$WORK/r.data" \
+	-f hot -f cold --budget 5 -- "$DUTY" 8
 expect_eq "record with idle-class releases exits 0" "$RC" 0
 expect_match "every window release ran in the idle class" "$(cat "$WORK/r.err")" \
 	'duty: ([1-9][0-9]*) window releases, \1 in the idle class'
 expect_match "the summary counts the window entries in and outside the windows" \
 	"$(cat "$WORK/r.err")" 'window entries: [1-9][0-9]* counted, [0-9]+ outside windows'
+expect_match "... those outside by the window's phase, and no release stayed normal" \
+	"$(cat "$WORK/r.err")" \
+	'outside windows: [0-9]+ arming, [0-9]+ open, [0-9]+ lingering, [0-9]+ releasing; releases stay normal for 0.00 ms on average \(1 costliest\)'
 expect_eq "no link left after it" "$(our_links)" 0
+ADAPTRACE_DEBUG=1 at_run "$WORK/rd" record -o "$WORK/rd.data" -f hot -f cold --budget 5 -- "$DUTY" 8
+expect_eq "record with the default release exits 0" "$RC" 0
+expect_match "by default a window's release stays normal while its costliest probe comes out" \
+	"$(cat "$WORK/rd.err")" 'releases stay normal for ([1-9][0-9]*\.[0-9]+|0\.[0-9]*[1-9][0-9]*) ms on average \(1 costliest\)'
+expect_eq "no link left after it" "$(our_links)" 0
+if report_json "$WORK/rd.data" "$WORK/rd.json"; then
+	expect_eq "default release: cold's count is exact" "$(fn "$WORK/rd.json" cold calls)" \
+		"$(kv "$WORK/rd.out" cold)"
+fi
 ADAPTRACE_DEBUG=1 ADAPTRACE_IDLE_RELEASE=0 at_run "$WORK/rn" record -o "$WORK/rn.data" -f hot -f cold \
 	--budget 5 -- "$DUTY" 8
 expect_match "with ADAPTRACE_IDLE_RELEASE=0 none did" "$(cat "$WORK/rn.err")" \
