@@ -169,6 +169,17 @@ __u64 window_hits_counted = 0, window_hits_outside = 0;
 /* ... the latter by the window's phase (enum at_window_phase), set by the loader. */
 __u32 window_phase = 0;
 __u64 window_hits_phase[AT_WINDOW_PHASES] = {};
+
+/*
+ * A lingering window's links go once the target reads again: the first such
+ * read wakes the loader here (linger_woken until the loader clears it),
+ * which otherwise saw it at its next 1 ms poll, the links in all along.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} duty_wake SEC(".maps");
+bool linger_woken = false;
 /*
  * The open window is a turn window: only the functions run 1-3 times
  * a turn of the event loop are in, so the loop keeps its pace. It counts a
@@ -652,6 +663,13 @@ int BPF_PROG(duty_inputs, struct sock *sk, int ret, int flags)
 	on = in_window(s, &turn);
 	if (window_on && !on)
 		read_after_window = true;
+	if (window_phase == AT_WPHASE_LINGERING && !linger_woken) {
+		__u32 one = 1;
+
+		linger_woken = true;
+		read_after_window = true;
+		bpf_ringbuf_output(&duty_wake, &one, sizeof(one), 0);
+	}
 	count_ref(cls, on, turn);
 	if (s) {
 		if (s->wrote)

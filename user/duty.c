@@ -98,6 +98,7 @@ struct at_duty {
 	uint64_t nwinrel, normal_ns_sum; /* ... window releases begun, ns they stay normal */
 	uint64_t normal_for;
 	uint64_t late_epoch, late_sum; /* how late windows closed since late_epoch */
+	struct ring_buffer *wake;      /* duty_wake, when a lingering window can go */
 	struct bpf_link *inputs;       /* the yardstick's program, from the start */
 	struct bpf_link *outputs;      /* the socket writes' */
 	bool inputs_off;	       /* no yardstick: estimates go by time */
@@ -159,6 +160,15 @@ static bool read_wcalls(struct at_duty *d, uint32_t id, uint64_t *out)
 	return true;
 }
 
+/* The wake-up is the news: read_after_window carries it. */
+static int ignore_wake(void *ctx, void *data, size_t len)
+{
+	(void)ctx;
+	(void)data;
+	(void)len;
+	return 0;
+}
+
 struct at_duty *at_duty_new(const struct at_duty_opts *o)
 {
 	struct at_duty *d = at_xcalloc(1, sizeof(*d));
@@ -202,7 +212,20 @@ struct at_duty *at_duty_new(const struct at_duty_opts *o)
 		d->outputs = bpf_program__attach(o->outputs);
 	if (!d->inputs)
 		d->inputs_off = true;
+	if (o->wake_fd >= 0 && o->linger_woken)
+		d->wake = ring_buffer__new(o->wake_fd, ignore_wake, NULL, NULL);
 	return d;
+}
+
+int at_duty_wake_fd(const struct at_duty *d)
+{
+	return d && d->wake ? ring_buffer__epoll_fd(d->wake) : -1;
+}
+
+void at_duty_wake_drain(struct at_duty *d)
+{
+	if (d && d->wake)
+		ring_buffer__consume(d->wake);
 }
 
 bool at_duty_is_demoted(const struct at_duty *d, uint32_t id)
@@ -634,6 +657,8 @@ static bool release_window(struct at_duty *d, uint64_t now)
 static void close_window(struct at_duty *d, uint64_t now)
 {
 	end_window(d, now);
+	if (d->o.linger_woken)
+		*d->o.linger_woken = false;
 	set_phase(d, AT_WPHASE_LINGERING);
 	d->lingering = true;
 	d->closed_at = now;
@@ -1059,6 +1084,7 @@ void at_duty_free(struct at_duty *d)
 	free(d->since);
 	bpf_link__destroy(d->inputs);
 	bpf_link__destroy(d->outputs);
+	ring_buffer__free(d->wake);
 	free(d->spans);
 	free(d->percpu);
 	free(d->wpercpu);

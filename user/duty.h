@@ -67,6 +67,8 @@ struct at_duty_opts {
 	const uint64_t *hits_counted, *hits_outside;
 	const uint64_t *hits_phase; /* ... outside, per enum at_window_phase */
 	uint32_t *window_phase;	    /* the programs' copy of the window's phase */
+	int wake_fd;		    /* duty_wake: a lingering window's read (-1: none) */
+	bool *linger_woken;	    /* ... sent; cleared as a window begins to linger */
 };
 
 struct at_duty;
@@ -100,6 +102,13 @@ uint64_t at_duty_moved_at(const struct at_duty *d);
 uint32_t at_duty_nfuncs(const struct at_duty *d);
 /* Change the windows' share of time without moving functions. */
 void at_duty_set_frac(struct at_duty *d, double frac);
+
+/*
+ * A descriptor that polls readable when a lingering window can go (-1:
+ * none); at_duty_wake_drain() empties it. at_duty_poll() then releases it.
+ */
+int at_duty_wake_fd(const struct at_duty *d);
+void at_duty_wake_drain(struct at_duty *d);
 
 /* Open and close windows, finish releases; returns ms until the next step, or -1. */
 int at_duty_poll(struct at_duty *d, uint64_t now);

@@ -770,6 +770,8 @@ static void setup_duty(struct recorder *r)
 	o.hits_outside = (const uint64_t *)&r->skel->bss->window_hits_outside;
 	o.hits_phase = (const uint64_t *)r->skel->bss->window_hits_phase;
 	o.window_phase = &r->skel->bss->window_phase;
+	o.wake_fd = bpf_map__fd(r->skel->maps.duty_wake);
+	o.linger_woken = &r->skel->bss->linger_woken;
 	o.turn_gates = &r->skel->bss->turn_gates;
 	o.quiesce_detail = at_dctl_quiesce;
 	o.ctx = r->dctl;
@@ -937,11 +939,12 @@ static void run_loop(struct recorder *r, int sfd)
 		pfd = pidfd_open_compat(r->tgt.pid);
 
 	while (r->stop == STOP_NONE) {
-		struct pollfd fds[4] = {
+		struct pollfd fds[5] = {
 		    {.fd = sfd, .events = POLLIN},
 		    {.fd = tfd, .events = POLLIN},
 		    {.fd = pfd, .events = POLLIN},
 		    {.fd = r->dctl ? at_dctl_fd(r->dctl) : -1, .events = POLLIN},
+		    {.fd = at_duty_wake_fd(r->duty), .events = POLLIN},
 		};
 		int timeout = -1, duty;
 		uint64_t now = at_now_ns();
@@ -957,8 +960,11 @@ static void run_loop(struct recorder *r, int sfd)
 		if (duty >= 0 && (timeout < 0 || duty < timeout))
 			timeout = duty;
 		/* Negative descriptors are ignored by poll(). */
-		if (poll(fds, 4, timeout) < 0 && errno != EINTR)
+		if (poll(fds, 5, timeout) < 0 && errno != EINTR)
 			break;
+		/* at_duty_poll() at the top of the loop releases the lingering window. */
+		if (fds[4].revents & POLLIN)
+			at_duty_wake_drain(r->duty);
 		if ((fds[3].revents & POLLIN) && at_dctl_drain(r->dctl, r->w)) {
 			snprintf(r->err, sizeof(r->err), "%s", at_writer_error(r->w));
 			r->stop = STOP_WRITE_ERROR;
