@@ -162,18 +162,19 @@ __u64 window_until = 0;
 bool read_after_window = false;
 /*
  * Window-link entries the window counted, and those it paid for but did
- * not count (the links arming, lingering or being released): ADAPTRACE_DEBUG
+ * not count, by the window's phase (the links arming, lingering or being
+ * released; enum at_window_phase, which the loader sets): ADAPTRACE_DEBUG
  * reports both.
  */
-__u64 window_hits_counted = 0, window_hits_outside = 0;
-/* ... the latter by the window's phase (enum at_window_phase), set by the loader. */
+__u64 window_hits_counted = 0;
 __u32 window_phase = 0;
 __u64 window_hits_phase[AT_WINDOW_PHASES] = {};
 
 /*
  * A lingering window's links go once the target reads again: the first such
- * read wakes the loader here (linger_woken until the loader clears it),
- * which otherwise saw it at its next 1 ms poll, the links in all along.
+ * read sets read_after_window and wakes the loader here (linger_woken
+ * until the loader clears it), which otherwise saw it at its next 1 ms
+ * poll, the links in all along.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -413,7 +414,6 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 		if (!window_counts(s, id, &by_time)) {
 			__u32 ph = window_phase;
 
-			__sync_fetch_and_add(&window_hits_outside, 1);
 			if (ph < AT_WINDOW_PHASES)
 				__sync_fetch_and_add(&window_hits_phase[ph], 1);
 			return 1;

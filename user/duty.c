@@ -64,6 +64,7 @@ struct at_duty {
 	bool *demoted;
 	bool *turnwise;		/* demoted, and probed in the turn windows too */
 	double *cost;		/* probe cost when always probed, as last planned */
+	uint32_t *order;	/* every id, the order a window's link lists them in */
 	bool cost_order;	/* windows arm and release the costliest first */
 	uint32_t nhot;		/* the costliest demoted: AT_HOT_SHARE of their cost */
 	uint32_t window_probes; /* the window's */
@@ -79,7 +80,7 @@ struct at_duty {
 	struct at_links exact, window;
 	bool open;
 	bool lingering; /* closed, its links still in until the target reads again */
-	uint64_t closed_at, reads_at_close;
+	uint64_t closed_at;
 	uint64_t opened, next_open, period_ns, win_ns;
 	uint64_t slot, rng; /* the current period's start; xorshift state */
 	uint64_t moved_at;  /* the last move's generation flip */
@@ -186,6 +187,9 @@ struct at_duty *at_duty_new(const struct at_duty_opts *o)
 	d->demoted = at_xcalloc(o->n + 1, sizeof(*d->demoted));
 	d->turnwise = at_xcalloc(o->n + 1, sizeof(*d->turnwise));
 	d->cost = at_xcalloc(o->n + 1, sizeof(*d->cost));
+	d->order = at_xcalloc(o->n + 1, sizeof(*d->order));
+	for (uint32_t id = 0; id < o->n; id++)
+		d->order[id] = id;
 	d->cost_order = !(getenv("ADAPTRACE_COST_ORDER") && !at_env_flag("ADAPTRACE_COST_ORDER"));
 	d->release_normal_ns = -1;
 	if (getenv("ADAPTRACE_RELEASE_NORMAL_US"))
@@ -292,33 +296,39 @@ static int cmp_cost(const void *a, const void *b)
 }
 
 /*
- * The costliest demoted functions that make up AT_HOT_SHARE of their
- * cost: how many.
+ * Order the ids for the windows' links (costliest first, unless
+ * ADAPTRACE_COST_ORDER=0) and count the costliest demoted functions that
+ * make up AT_HOT_SHARE of their cost, after a move.
  */
-static uint32_t count_hot(struct at_duty *d)
+static void order_by_cost(struct at_duty *d)
 {
-	uint32_t *ids = at_xcalloc(d->o.n + 1, sizeof(*ids)), n = 0, k = 0;
 	double total = 0, acc = 0;
+	uint32_t k = 0;
 
+	if (d->cost_order) {
+		cmp_cost_of = d->cost;
+		qsort(d->order, d->o.n, sizeof(*d->order), cmp_cost);
+	}
 	for (uint32_t id = 0; id < d->o.n; id++)
-		if (d->demoted[id] && d->cost[id] > 0) {
-			ids[n++] = id;
+		if (d->demoted[id] && d->cost[id] > 0)
 			total += d->cost[id];
+	for (uint32_t i = 0; i < d->o.n && acc < AT_HOT_SHARE * total; i++) {
+		uint32_t id = d->order[i];
+
+		if (d->demoted[id] && d->cost[id] > 0) {
+			acc += d->cost[id];
+			k++;
 		}
-	cmp_cost_of = d->cost;
-	qsort(ids, n, sizeof(*ids), cmp_cost);
-	while (k < n && acc < AT_HOT_SHARE * total)
-		acc += d->cost[ids[k++]];
-	free(ids);
-	return k;
+	}
+	d->nhot = k;
 }
 
 /*
  * Session links on the functions whose demoted[id] == want (turn: those
- * turnwise too), per binary; *nprobes gets their number. A window's go
- * costliest first: the kernel arms and releases a link's probes in its
- * order, and until a probe is out the target pays a trap for each call
- * that no window counts.
+ * turnwise too), per binary; *nprobes gets their number. A window's go in
+ * d->order, costliest first: the kernel arms and releases a link's probes
+ * in its order, and until a probe is out the target pays a trap for each
+ * call that no window counts.
  */
 static int attach_set(struct at_duty *d, bool want, bool turn, uint32_t gen, struct at_links *out,
 		      uint32_t *nprobes, char *err, size_t errlen)
@@ -326,7 +336,6 @@ static int attach_set(struct at_duty *d, bool want, bool turn, uint32_t gen, str
 	uint64_t *offs = at_xcalloc(d->o.n + 1, sizeof(*offs));
 	uint64_t *cookies = at_xcalloc(d->o.n + 1, sizeof(*cookies));
 	bool *refused = at_xcalloc(d->o.n + 1, sizeof(*refused));
-	uint32_t *ids = at_xcalloc(d->o.n + 1, sizeof(*ids));
 	uint32_t nbins = 0;
 	int rc = 0;
 
@@ -337,26 +346,17 @@ static int attach_set(struct at_duty *d, bool want, bool turn, uint32_t gen, str
 	for (uint32_t b = 0; b < nbins && !rc; b++) {
 		size_t k = 0;
 
-		for (uint32_t id = 0; id < d->o.n; id++) {
+		for (uint32_t i = 0; i < d->o.n; i++) {
+			uint32_t id = want ? d->order[i] : i;
 			const struct at_duty_site *s = &d->o.sites[id];
 
 			if (s->bin != b || s->refused || d->demoted[id] != want ||
 			    (turn && !d->turnwise[id]))
 				continue;
-			ids[k++] = id;
-		}
-		if (want && d->cost_order) {
-			/* Only the loader's thread attaches. */
-			cmp_cost_of = d->cost;
-			qsort(ids, k, sizeof(*ids), cmp_cost);
-		}
-		for (size_t i = 0; i < k; i++) {
-			const struct at_duty_site *s = &d->o.sites[ids[i]];
-
-			offs[i] = s->off;
-			cookies[i] = ids[i] | s->flags | ((uint64_t)gen << AT_COOKIE_GEN_SHIFT) |
+			offs[k] = s->off;
+			cookies[k] = id | s->flags | ((uint64_t)gen << AT_COOKIE_GEN_SHIFT) |
 				     (want ? AT_COOKIE_WINDOW : 0);
-			refused[i] = false;
+			refused[k++] = false;
 		}
 		*nprobes += k;
 		if (k)
@@ -367,7 +367,6 @@ static int attach_set(struct at_duty *d, bool want, bool turn, uint32_t gen, str
 	free(offs);
 	free(cookies);
 	free(refused);
-	free(ids);
 	if (rc)
 		at_links_destroy(out);
 	return rc;
@@ -626,14 +625,6 @@ static void end_window(struct at_duty *d, uint64_t now)
 	d->open = false;
 }
 
-/* The target's socket reads so far, all classes; 0 without the yardstick. */
-static uint64_t total_reads(struct at_duty *d)
-{
-	struct at_reads r[AT_READ_CLASSES];
-
-	return d->inputs_off || !read_ref(d, r, AT_READ_CLASSES) ? 0 : reads_of(r);
-}
-
 /* Release a closed window's links; false when no release slot is free. */
 static bool release_window(struct at_duty *d, uint64_t now)
 {
@@ -662,7 +653,6 @@ static void close_window(struct at_duty *d, uint64_t now)
 	set_phase(d, AT_WPHASE_LINGERING);
 	d->lingering = true;
 	d->closed_at = now;
-	d->reads_at_close = total_reads(d);
 }
 
 /* A window, open or lingering, ends now; false when its links cannot be released. */
@@ -724,7 +714,7 @@ int at_duty_demote(struct at_duty *d, const bool *demote, const bool *turnwise, 
 	}
 	if (cost)
 		memcpy(d->cost, cost, d->o.n * sizeof(*d->cost));
-	d->nhot = count_hot(d);
+	order_by_cost(d);
 	at_duty_set_frac(d, frac);
 	d->slot = now;
 	plan_open(d);
@@ -774,8 +764,9 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 			}
 		}
 	}
-	if (d->lingering && (d->inputs_off || now - d->closed_at >= d->win_ns ||
-			     *d->o.read_after_window || total_reads(d) != d->reads_at_close))
+	/* duty_inputs flags the target's first read while the window lingers. */
+	if (d->lingering &&
+	    (d->inputs_off || now - d->closed_at >= d->win_ns || *d->o.read_after_window))
 		release_window(d, now);
 	if (!d->open && !d->lingering && now >= d->next_open && !window_releasing(d)) {
 		bool turn = d->turn_next && d->nturnwise;
@@ -1056,16 +1047,20 @@ void at_duty_join(struct at_duty *d)
 
 void at_duty_free(struct at_duty *d)
 {
+	uint64_t outside = 0;
+
 	if (!d)
 		return;
 	at_duty_join(d);
+	for (int ph = 0; d->o.hits_phase && ph < AT_WINDOW_PHASES; ph++)
+		outside += d->o.hits_phase[ph];
 	if (at_env_flag("ADAPTRACE_DEBUG") && d->nrel)
 		at_err("duty: %" PRIu64 " window releases, %" PRIu64
 		       " in the idle class, %.1f ms on average; probes quiesced %.0f ms; "
 		       "window entries: %" PRIu64 " counted, %" PRIu64 " outside windows",
 		       d->nrel, d->nrel_idle, (double)d->rel_ns / 1e6 / (double)d->nrel,
 		       (double)d->quiesce_ns / 1e6, d->o.hits_counted ? *d->o.hits_counted : 0,
-		       d->o.hits_outside ? *d->o.hits_outside : 0);
+		       outside);
 	if (at_env_flag("ADAPTRACE_DEBUG") && d->nrel && d->o.hits_phase)
 		at_err("duty: %" PRIu64 " window attaches, %.1f ms on average; entries outside "
 		       "windows: %" PRIu64 " arming, %" PRIu64 " open, %" PRIu64
@@ -1081,6 +1076,7 @@ void at_duty_free(struct at_duty *d)
 	free(d->demoted);
 	free(d->turnwise);
 	free(d->cost);
+	free(d->order);
 	free(d->since);
 	bpf_link__destroy(d->inputs);
 	bpf_link__destroy(d->outputs);

@@ -63,9 +63,9 @@ struct at_duty_opts {
 	int wcallers_fd;	     /* window calls per function and innermost caller */
 	pid_t pid;		     /* 0: every process */
 	double period_s;	     /* one window per period */
-	/* Window entries counted, and paid for outside windows (ADAPTRACE_DEBUG). */
-	const uint64_t *hits_counted, *hits_outside;
-	const uint64_t *hits_phase; /* ... outside, per enum at_window_phase */
+	/* Window entries counted, and paid for outside windows by phase (ADAPTRACE_DEBUG). */
+	const uint64_t *hits_counted;
+	const uint64_t *hits_phase; /* per enum at_window_phase */
 	uint32_t *window_phase;	    /* the programs' copy of the window's phase */
 	int wake_fd;		    /* duty_wake: a lingering window's read (-1: none) */
 	bool *linger_woken;	    /* ... sent; cleared as a window begins to linger */

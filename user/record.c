@@ -767,7 +767,6 @@ static void setup_duty(struct recorder *r)
 	o.window_turns = &r->skel->bss->window_turns;
 	o.window_seq = &r->skel->bss->window_seq;
 	o.hits_counted = (const uint64_t *)&r->skel->bss->window_hits_counted;
-	o.hits_outside = (const uint64_t *)&r->skel->bss->window_hits_outside;
 	o.hits_phase = (const uint64_t *)r->skel->bss->window_hits_phase;
 	o.window_phase = &r->skel->bss->window_phase;
 	o.wake_fd = bpf_map__fd(r->skel->maps.duty_wake);
