@@ -175,8 +175,19 @@ expect_eq "bad --stat: exit status 2" "$RC" 2
 rec "$WORK/bl-slow.data" slow --baseline "$WORK/base.data"
 expect_eq "record --baseline with a regression: exit status 1" "$RC" 1
 expect_match "record --baseline prints the verdict" "$(cat "$WORK/rec.err")" '^FAIL: 1 regression'
+# One A/A comparison: like the A/A diffs above it may raise a false alarm
+# on a noisy host, so a regression verdict gets one fresh recording.
 rec "$WORK/bl-same.data" base --baseline "$WORK/base.data"
-expect_eq "record --baseline without regression: exit status 0" "$RC" 0
+if [ "$RC" -eq 1 ]; then
+	cp "$WORK/rec.err" "$WORK/bl-same.first.err"
+	rec "$WORK/bl-same.data" base --baseline "$WORK/base.data"
+fi
+if [ "$RC" -eq 0 ]; then
+	ok "record --baseline without regression: exit status 0"
+else
+	fail "record --baseline without regression: exit status 0" "got $RC" "$(tail -n 8 "$WORK/rec.err")" \
+		"$(cat "$WORK/bl-same.first.err" 2>/dev/null)"
+fi
 rec "$WORK/bl-bad.data" base --baseline "$WORK/missing.data"
 expect_eq "record --baseline with a missing baseline: exit 2 before recording" \
 	"$RC $([ -e "$WORK/bl-bad.data" ] && echo written || echo none)" "2 none"
