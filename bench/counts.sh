@@ -17,15 +17,18 @@
 # its name (redis.sh -t), and the functions compared are those whose
 # reference is 0.5 or more per request.
 #
-# Usage: bench/counts.sh [-1 ONE.data] COARSE.data BUDGET.data...
+# -v: every function compared, one line each, with its yardstick
+# (estimated_by), not only those more than 10 % off.
+#
+# Usage: bench/counts.sh [-v] [-1 ONE.data] COARSE.data BUDGET.data...
 # Environment: ADAPTRACE (default ./adaptrace at the top).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ADAPTRACE=${ADAPTRACE:-$here/../adaptrace}
 usage() { sed -n '/^# Usage:/,/^# Environment/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-one=
-while getopts "1:h" opt; do
-	case $opt in 1) one=$OPTARG ;; *) usage ;; esac
+one= all=false
+while getopts "1:vh" opt; do
+	case $opt in 1) one=$OPTARG ;; v) all=true ;; *) usage ;; esac
 done
 shift $((OPTIND - 1))
 (($# >= 2)) || usage
@@ -51,7 +54,7 @@ for f in "$@"; do
 		--slurpfile b "$tmp/counts-est.$$.json" --argjson one "$([[ -n $one ]] && echo true || echo false)" \
 		--argjson ra "$(requests "$full")" --argjson ta "$(turns "$full")" \
 		--argjson ro "$([[ -n $one ]] && requests "$one" || echo 1)" --argjson to "$([[ -n $one ]] && turns "$one" || echo 0)" \
-		--argjson nb "$(requests "$f")" --argjson tb "$(turns "$f")" --arg f "$(basename "$f")" '
+		--argjson nb "$(requests "$f")" --argjson tb "$(turns "$f")" --arg f "$(basename "$f")" --argjson all "$all" '
 		($b[0].functions | map({key: .name, value: .}) | from_entries) as $est |
 		($o[0].functions | map({key: .name, value: .calls}) | from_entries) as $c1 |
 		# calls = p * requests + q * turns, from the two full-probe runs
@@ -63,9 +66,9 @@ for f in "$@"; do
 			else {p: ($ca / $ra), q: 0} end;
 		[$a[0].functions[] | parts(.calls; ($c1[.name] // 0)) as $k |
 		 ($k.p + $k.q * $tb / $nb) as $pa | select($pa >= 0.5) |
-		 ($est[.name] // {calls: 0}) as $e | {name, pa: $pa, pb: ($e.calls / $nb), est: ($e.estimated // false)} |
+		 ($est[.name] // {calls: 0}) as $e | {name, pa: $pa, pb: ($e.calls / $nb), est: ($e.estimated // false), by: ($e.estimated_by // "exact")} |
 		 .err = (100 * (.pb - .pa) / .pa)] as $rows |
 		"\($f): \($rows | map(select(.err | fabs <= 10)) | length) of \($rows | length) functions called 0.5+ times per request within 10 % per request" +
 		(if $one then " (reference by requests and turns: \($tb / $nb * 1000 | round / 1000) turns per request)" else "" end) +
-		([$rows[] | select(.err | fabs > 10) | "\n  \(.name): \(.pa * 1000 | round / 1000) per request, \(if .est then "estimated " else "" end)\(.pb * 1000 | round / 1000) (\(.err * 10 | round / 10) %)"] | join(""))'
+		([$rows[] | select($all or (.err | fabs > 10)) | "\n  \(.name): \(.pa * 1000 | round / 1000) per request, \(if .est then "estimated " else "" end)\(.pb * 1000 | round / 1000) (\(.err * 10 | round / 10) %)" + if $all then " by \(.by)" else "" end] | join(""))'
 done

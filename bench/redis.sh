@@ -155,7 +155,7 @@ for ((i = 1; i <= runs; i++)); do
 		echo "redis.sh: run $i/$runs $c: $v requests/s" >&2
 	done
 done
-med() { tr ' ' '\n' <<<"$1" | grep -E '^[0-9]+$' | sort -n | awk '{a[NR]=$1} END{if(!NR)print "-"; else print NR%2?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
+med() { tr ' ' '\n' <<<"$1" | { grep -E '^[0-9]+$' || true; } | sort -n | awk '{a[NR]=$1} END{if(!NR)print "-"; else print NR%2?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
 nfuncs=$("$ADAPTRACE" list -b "$REDIS" 2>&1 >/dev/null | grep -o '^[0-9]* functions' || true)
 {
 	echo "| configuration | requests/s (median of $runs) | vs untraced |"

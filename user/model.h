@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "adaptrace.h"
 
@@ -413,6 +414,11 @@ struct at_func_profile {
 	double unseen_reads;
 	/* Probed in turn windows too (at_window.turnwin) in some interval. */
 	bool turn_windows;
+	/*
+	 * The recording had turn windows: the loader found which functions run
+	 * once to three times a turn, and put them there.
+	 */
+	bool turn_windows_ran;
 };
 
 void at_counts_merge(struct at_counts *dst, const struct at_counts *src);
@@ -446,13 +452,22 @@ bool at_profile_by_writes(const struct at_func_profile *p);
  */
 bool at_profile_turn_caller(const struct at_func_profile *p, const bool *writes, size_t n);
 /*
- * at_profile_estimate, knowing which callers go by the writes (writes[id])
- * and which are turn callers (turns[id]; n ids, either NULL: none; no id in
- * both): the shares of its window calls made under them go by the writes
- * and by the turns' ends.
+ * Whether a function of the windows goes by the reads alone: neither the
+ * writes nor the turns scale it (writes: as at_profile_estimate_callers).
+ */
+bool at_profile_by_reads(const struct at_func_profile *p, const bool *writes, size_t n);
+/* One line to f of what each yardstick makes of p's calls, before at_profile_estimate_callers. */
+void at_profile_explain(FILE *f, const char *name, const struct at_func_profile *p,
+			const bool *writes, size_t n);
+/*
+ * at_profile_estimate, knowing which callers go by the writes (writes[id]),
+ * which are turn callers (turns[id]) and which go by the reads alone
+ * (reads[id]; n ids, any NULL: none; no id in two): the shares of its
+ * window calls made under the first two go by the writes and by the turns'
+ * ends, and one made mostly under the third does not go by the writes.
  */
 void at_profile_estimate_callers(struct at_func_profile *p, const bool *writes, const bool *turns,
-				 size_t n);
+				 const bool *reads, size_t n);
 /* Free what a profile owns (its callers' fits). */
 void at_profile_free(struct at_func_profile *p);
 /* Value at quantile q (0..1) of a histogram, clamped to [min, max]. */

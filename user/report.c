@@ -25,6 +25,10 @@ void at_profile_set_init(struct at_profile_set *ps, const struct at_trace *t)
 				ps->p[t->wins[i].duty[t->wins[i].turnwin[k]].id].turn_windows =
 				    true;
 	for (size_t i = 0; i < t->nwins; i++)
+		if (t->wins[i].nturnwin)
+			for (size_t id = 0; id < t->nsyms; id++)
+				ps->p[id].turn_windows_ran = true;
+	for (size_t i = 0; i < t->nwins; i++)
 		at_profile_set_add_window(ps, &t->wins[i]);
 	if (t->has_end)
 		ps->duration_ns = t->end.duration_ns;
@@ -143,6 +147,7 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 	 */
 	bool *writes = at_xcalloc(ps->t->nsyms + 1, sizeof(*writes));
 	bool *turns = at_xcalloc(ps->t->nsyms + 1, sizeof(*turns));
+	bool *reads = at_xcalloc(ps->t->nsyms + 1, sizeof(*reads));
 
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		writes[i] = at_profile_by_writes(&ps->p[i]);
@@ -152,7 +157,29 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		writes[i] = writes[i] && !turns[i];
 	for (size_t i = 0; i < ps->t->nsyms; i++)
-		at_profile_estimate_callers(&ps->p[i], writes, turns, ps->t->nsyms);
+		reads[i] =
+		    !writes[i] && !turns[i] && at_profile_by_reads(&ps->p[i], writes, ps->t->nsyms);
+	/* Why each function went by its yardstick: for working on the model. */
+	if (at_env_flag("ADAPTRACE_EXPLAIN"))
+		for (size_t i = 0; i < ps->t->nsyms; i++) {
+			const struct at_duty_est *d = &ps->p[i].duty;
+
+			at_profile_explain(stderr, ps->t->syms[i].name, &ps->p[i], writes,
+					   ps->t->nsyms);
+			for (uint32_t c = 0; c < d->ncallers; c++) {
+				uint32_t id = d->callers[c].caller;
+				bool known = id < ps->t->nsyms;
+
+				fprintf(stderr, "  < %s %.0f%s%s ot %.0f\n",
+					known ? ps->t->syms[id].name : "-", d->callers[c].calls,
+					known && writes[id] ? " W" : "",
+					known && turns[id] ? " T" : "",
+					known ? ps->p[id].duty.tfit.ot_calls : 0);
+			}
+		}
+	for (size_t i = 0; i < ps->t->nsyms; i++)
+		at_profile_estimate_callers(&ps->p[i], writes, turns, reads, ps->t->nsyms);
+	free(reads);
 	free(turns);
 	free(writes);
 }
