@@ -141,7 +141,10 @@ static double reads_over_writes(const struct at_duty_est *d)
  * the spread of calls per write between the strata; false with fewer than
  * 2 strata, or fewer than 3 calls seen while windows were open (no spread
  * to go by: a function the windows caught twice, both times in the same
- * ratio, would get a zero-width interval and win over the reads). The
+ * ratio, would get a zero-width interval and win over the reads), or calls
+ * in fewer than 3 intervals: redis's connection setup (createClient,
+ * connPeerToString: 50 calls at the start) went by the writes at 300 times
+ * its count, and so did zmalloc's share under it. The
  * variance holds the bias of reads_over_writes() too: redis's 2 ms windows
  * saw 3.4-9.4 times more of its reads than of its writes, which put zfree
  * (called per request and per reply) at 9.4 times its count, by the writes.
@@ -151,7 +154,8 @@ static bool writes_estimate(const struct at_duty_est *d, double *est, double *va
 	const struct at_strata *w = &d->wr;
 	double q, s2;
 
-	if (w->n < 2 || d->nwr != d->ncls_win || !w->on || w->calls < AT_DUTY_MIN_STRATUM)
+	if (w->n < 2 || d->nwr != d->ncls_win || !w->on || w->calls < AT_DUTY_MIN_STRATUM ||
+	    d->nwr_called < 3)
 		return false;
 	q = w->calls / w->on;
 	s2 = strata_spread(w);
@@ -527,6 +531,7 @@ void at_profile_add_duty(struct at_func_profile *p, const struct at_duty_obs *o)
 				   (double)o->cls_on[k]);
 		if (o->has_writes) {
 			d->nwr++;
+			d->nwr_called += o->cls_calls[AT_BY_TIME] > 0;
 			strata_add(&d->wr, (double)o->cls_calls[AT_BY_TIME], (double)o->wr_all,
 				   (double)o->wr_on);
 		}
@@ -662,12 +667,18 @@ static double class_estimate(const struct at_strata *cls, double *var, double *u
 	return est;
 }
 
-/* Mark the profile estimated at est calls, in [lo, hi], and scale its figures to est. */
+/*
+ * Mark the profile estimated at est calls, in [lo, hi], and scale its
+ * figures to est: no fewer than the probes saw (a yardstick that saw none
+ * of them in its windows says 0).
+ */
 static void finish(struct at_func_profile *p, double est, double lo, double hi)
 {
 	struct at_counts *c = &p->c;
 	double s;
 
+	est = fmax(est, (double)c->calls);
+	hi = fmax(hi, est);
 	p->estimated = true;
 	p->seen_calls = c->calls;
 	p->calls_lo = lo;

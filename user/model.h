@@ -338,6 +338,7 @@ struct at_duty_est {
 	 * those intervals had writes).
 	 */
 	uint32_t ncls_win, nwr;
+	uint32_t nwr_called; /* ... and window calls by time */
 	struct at_strata cls[AT_READ_CLASSES], wr;
 	/* The same against the writes per class of the thread's latest read. */
 	uint32_t nwr_cls;

@@ -170,10 +170,11 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 				uint32_t id = d->callers[c].caller;
 				bool known = id < ps->t->nsyms;
 
-				fprintf(stderr, "  < %s %.0f%s%s ot %.0f\n",
+				fprintf(stderr, "  < %s %.0f%s%s%s ot %.0f\n",
 					known ? ps->t->syms[id].name : "-", d->callers[c].calls,
 					known && writes[id] ? " W" : "",
 					known && turns[id] ? " T" : "",
+					known && reads[id] ? " R" : "",
 					known ? ps->p[id].duty.tfit.ot_calls : 0);
 			}
 		}

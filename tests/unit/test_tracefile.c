@@ -1023,6 +1023,24 @@ static void test_duty_writes_follow(void)
 }
 
 /*
+ * A burst: redis's connection setup (createClient, 50 calls at the start)
+ * fell in two intervals' windows, 20 calls by time in each and none after
+ * a window read, its writes alongside. Scaled by the writes it would be
+ * 2000; by the reads, no more than the 40 seen. Calls in fewer than 3
+ * intervals have no spread to go by: the writes do not scale them.
+ */
+static void test_duty_writes_burst(void)
+{
+	struct at_func_profile q = {0};
+
+	for (int i = 0; i < 8; i++)
+		add_writes_interval(&q, 0, i < 2 ? 20 : 0, 20, true);
+	at_profile_estimate(&q);
+	check(q.estimated && !q.by_writes && q.c.calls == 40,
+	      "duty writes: calls in two intervals only do not go by the writes (40 seen)");
+}
+
+/*
  * A request handler under the same windows: 18 or 22 calls per 20 reads,
  * as many by time, whatever the writes. The reads keep it: 8000.
  */
@@ -1789,6 +1807,7 @@ int main(int argc, char **argv)
 	test_duty_unseen_class();
 	test_duty_writes_undersampled();
 	test_duty_writes_follow();
+	test_duty_writes_burst();
 	test_duty_callers_split();
 	test_duty_writes_under_readers();
 	test_duty_turns();
