@@ -454,7 +454,8 @@ bool at_profile_by_writes(const struct at_func_profile *p);
 bool at_profile_turn_caller(const struct at_func_profile *p, const bool *writes, size_t n);
 /*
  * Whether a function of the windows goes by the reads alone: neither the
- * writes nor the turns scale it (writes: as at_profile_estimate_callers).
+ * writes nor the turns scale it (writes: as at_profile_estimate_callers),
+ * and its window calls fell in 3 intervals or more.
  */
 bool at_profile_by_reads(const struct at_func_profile *p, const bool *writes, size_t n);
 /* One line to f of what each yardstick makes of p's calls, before at_profile_estimate_callers. */
