@@ -13,6 +13,8 @@
 
 void at_profile_set_init(struct at_profile_set *ps, const struct at_trace *t)
 {
+	bool ran = false;
+
 	memset(ps, 0, sizeof(*ps));
 	ps->t = t;
 	ps->p = at_xcalloc(t->nsyms ? t->nsyms : 1, sizeof(*ps->p));
@@ -21,13 +23,13 @@ void at_profile_set_init(struct at_profile_set *ps, const struct at_trace *t)
 	for (size_t i = 0; i < t->nwins; i++)
 		for (uint32_t k = 0; k < t->wins[i].nturnwin; k++)
 			if (t->wins[i].turnwin[k] < t->wins[i].nduty &&
-			    t->wins[i].duty[t->wins[i].turnwin[k]].id < t->nsyms)
+			    t->wins[i].duty[t->wins[i].turnwin[k]].id < t->nsyms) {
 				ps->p[t->wins[i].duty[t->wins[i].turnwin[k]].id].turn_windows =
 				    true;
-	for (size_t i = 0; i < t->nwins; i++)
-		if (t->wins[i].nturnwin)
-			for (size_t id = 0; id < t->nsyms; id++)
-				ps->p[id].turn_windows_ran = true;
+				ran = true;
+			}
+	for (size_t id = 0; ran && id < t->nsyms; id++)
+		ps->p[id].turn_windows_ran = true;
 	for (size_t i = 0; i < t->nwins; i++)
 		at_profile_set_add_window(ps, &t->wins[i]);
 	if (t->has_end)
@@ -138,6 +140,31 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 		ps->duration_ns = w->end_ns;
 }
 
+/*
+ * ADAPTRACE_EXPLAIN, for working on the model: why each function went by
+ * its yardstick, and its window calls per caller with the caller's choice
+ * (W: by the writes, T: a turn caller, R: by the reads alone).
+ */
+static void explain(const struct at_profile_set *ps, const bool *writes, const bool *turns,
+		    const bool *reads)
+{
+	for (size_t i = 0; i < ps->t->nsyms; i++) {
+		const struct at_duty_est *d = &ps->p[i].duty;
+
+		at_profile_explain(stderr, ps->t->syms[i].name, &ps->p[i], writes, ps->t->nsyms);
+		for (uint32_t c = 0; c < d->ncallers; c++) {
+			uint32_t id = d->callers[c].caller;
+			bool known = id < ps->t->nsyms;
+
+			fprintf(stderr, "  < %s %.0f%s%s%s ot %.0f\n",
+				known ? ps->t->syms[id].name : "-", d->callers[c].calls,
+				known && writes[id] ? " W" : "", known && turns[id] ? " T" : "",
+				known && reads[id] ? " R" : "",
+				known ? ps->p[id].duty.tfit.ot_calls : 0);
+		}
+	}
+}
+
 void at_profile_set_estimate(struct at_profile_set *ps)
 {
 	/*
@@ -159,25 +186,8 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		reads[i] =
 		    !writes[i] && !turns[i] && at_profile_by_reads(&ps->p[i], writes, ps->t->nsyms);
-	/* Why each function went by its yardstick: for working on the model. */
 	if (at_env_flag("ADAPTRACE_EXPLAIN"))
-		for (size_t i = 0; i < ps->t->nsyms; i++) {
-			const struct at_duty_est *d = &ps->p[i].duty;
-
-			at_profile_explain(stderr, ps->t->syms[i].name, &ps->p[i], writes,
-					   ps->t->nsyms);
-			for (uint32_t c = 0; c < d->ncallers; c++) {
-				uint32_t id = d->callers[c].caller;
-				bool known = id < ps->t->nsyms;
-
-				fprintf(stderr, "  < %s %.0f%s%s%s ot %.0f\n",
-					known ? ps->t->syms[id].name : "-", d->callers[c].calls,
-					known && writes[id] ? " W" : "",
-					known && turns[id] ? " T" : "",
-					known && reads[id] ? " R" : "",
-					known ? ps->p[id].duty.tfit.ot_calls : 0);
-			}
-		}
+		explain(ps, writes, turns, reads);
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		at_profile_estimate_callers(&ps->p[i], writes, turns, reads, ps->t->nsyms);
 	free(reads);
