@@ -209,6 +209,19 @@ static __always_inline bool in_window(const struct shadow_stack *s, bool *turn)
 }
 
 /*
+ * Whether thread s's event is on the open window's read path (AT_RP_TURNS):
+ * its latest read came in the window, a regular one, and every link of the
+ * window is in.
+ */
+static __always_inline bool read_path(const struct shadow_stack *s)
+{
+	__u32 ph = window_phase;
+
+	return s && s->read_seq && s->read_seq == window_seq && !window_turns &&
+	       (ph == AT_WPHASE_OPEN || ph == AT_WPHASE_LINGERING);
+}
+
+/*
  * The target's socket reads per size class (duty_inputs counts them): the
  * yardstick that scales what the probing windows saw. Unlike time, it
  * slows down with the target while the probes are in. ref_tgid 0: the -b
@@ -309,7 +322,8 @@ static __always_inline __u16 cookie_gen(__u64 cookie)
  * keeps the calls its probes see until they come out. *by_time: the
  * call came while the window was open (counted by time).
  */
-static __always_inline bool window_counts(const struct shadow_stack *s, __u32 id, bool *by_time)
+static __always_inline bool window_counts(const struct shadow_stack *s, __u32 id, bool *by_time,
+					  bool *rp)
 {
 	bool turn, read = s && s->has_read, on = in_window(s, &turn);
 	__u32 key = id * AT_WCALL_SLOTS + AT_BY_TIME;
@@ -342,6 +356,7 @@ static __always_inline bool window_counts(const struct shadow_stack *s, __u32 id
 	n = bpf_map_lookup_elem(&wcalls, &key);
 	if (n)
 		*n += 1;
+	*rp = read_path(s);
 	return true;
 }
 
@@ -353,10 +368,21 @@ static __always_inline bool window_counts(const struct shadow_stack *s, __u32 id
  * stays until a call above it pops it (redis: a beforeSleep frame held all
  * of an interval's readQueryFromClient calls).
  */
-static __always_inline void count_caller(struct shadow_stack *s, __u32 depth, __u32 id, __u64 sp)
+static __always_inline void bump_caller(__u64 key)
+{
+	__u64 *n = bpf_map_lookup_elem(&wcallers, &key), one = 1;
+
+	if (n)
+		*n += 1;
+	else /* full: the split goes by the pairs it holds */
+		bpf_map_update_elem(&wcallers, &key, &one, BPF_NOEXIST);
+}
+
+static __always_inline void count_caller(struct shadow_stack *s, __u32 depth, __u32 id, __u64 sp,
+					 bool by_time, bool rp)
 {
 	__u32 caller = AT_NO_CALLER;
-	__u64 key, *n, one = 1;
+	__u64 key;
 
 	for (int i = 0; i < 4 && depth > 0; i++, depth--) {
 		__u32 top = depth - 1;
@@ -371,22 +397,24 @@ static __always_inline void count_caller(struct shadow_stack *s, __u32 depth, __
 		}
 	}
 	key = AT_CALLER_KEY(id, caller);
-	n = bpf_map_lookup_elem(&wcallers, &key);
-	if (n)
-		*n += 1;
-	else /* full: the split goes by the pairs it holds */
-		bpf_map_update_elem(&wcallers, &key, &one, BPF_NOEXIST);
+	if (by_time)
+		bump_caller(key);
+	if (rp)
+		bump_caller(key | AT_CALLER_RP);
 }
 
 /*
- * The window a window link's frame belongs to: the open one, else the next
- * (the links go in before the loader opens it and numbers it; 0 is skipped).
+ * The window a window link's frame belongs to: the open one, and still
+ * while its links linger or go (a frame pushed then is a caller on its read
+ * path: redis's handleClientsWithPendingWrites, entered in the tail of the
+ * turn a window closed in); else the next (the links go in before the
+ * loader opens it and numbers it; 0 is skipped).
  */
 static __always_inline __u32 frame_seq(void)
 {
-	__u32 seq = window_seq;
+	__u32 seq = window_seq, ph = window_phase;
 
-	if (window_on)
+	if (window_on || ph == AT_WPHASE_LINGERING || ph == AT_WPHASE_RELEASING)
 		return seq;
 	return seq + 1 ? seq + 1 : 1;
 }
@@ -400,7 +428,7 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 	struct at_fstats *st;
 	struct frame *f;
 	__u32 depth, outer = 1;
-	bool by_time = false;
+	bool by_time = false, rp = false;
 
 	if (cookie_gen(cookie) != gen)
 		return 1;
@@ -411,7 +439,7 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 		return 1;
 	s = thread_stack(true);
 	if (cookie & AT_COOKIE_WINDOW) {
-		if (!window_counts(s, id, &by_time)) {
+		if (!window_counts(s, id, &by_time, &rp)) {
 			__u32 ph = window_phase;
 
 			if (ph < AT_WINDOW_PHASES)
@@ -436,8 +464,8 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 		diag_inc(AT_DIAG_STACK_OVERFLOW);
 		return 1;
 	}
-	if (by_time)
-		count_caller(s, depth, id, sp);
+	if (by_time || rp)
+		count_caller(s, depth, id, sp, by_time, rp);
 	for (int i = 0; i < AT_MAX_DEPTH && i < depth; i++) {
 		if (frame_at(s, i)->id == id) {
 			outer = 0;
@@ -691,7 +719,7 @@ SEC("tp_btf/sock_send_length")
 int BPF_PROG(duty_outputs, struct sock *sk, int ret, int flags)
 {
 	struct shadow_stack *s;
-	bool on, turn;
+	bool on, turn, rp;
 
 	if (ret <= 0)
 		return 0;
@@ -702,8 +730,14 @@ int BPF_PROG(duty_outputs, struct sock *sk, int ret, int flags)
 	count_ref(AT_BY_TIME, on, turn);
 	if (!s || !s->has_read)
 		return 0;
-	if (!s->wrote)
+	rp = read_path(s);
+	if (!s->wrote) {
 		count_ref(AT_TURNS, on, turn);
+		if (rp)
+			count_ref(AT_RP_TURNS, true, false);
+	}
+	if (rp)
+		count_ref(AT_RP_WRITES, true, false);
 	s->wrote = 1;
 	count_ref(AT_WR_CLASS(s->read_cls & (AT_READ_CLASSES - 1)), on, turn);
 	return 0;

@@ -907,21 +907,32 @@ static void fill_callers(struct at_duty *d, struct at_window *win)
 			break;
 	}
 	win->callers = nkeys ? at_xcalloc(nkeys, sizeof(*win->callers)) : NULL;
+	win->rp_callers = nkeys ? at_xcalloc(nkeys, sizeof(*win->rp_callers)) : NULL;
 	for (size_t i = 0; i < nkeys; i++) {
-		uint32_t k = duty_index(win, (uint32_t)(keys[i] >> 32)), caller = (uint32_t)keys[i];
+		bool rp = keys[i] & AT_CALLER_RP;
+		uint32_t k = duty_index(win, (uint32_t)((keys[i] & ~AT_CALLER_RP) >> 32));
+		uint32_t caller = (uint32_t)keys[i];
 		uint64_t sum = 0;
 
 		if (bpf_map_lookup_and_delete_elem(d->o.wcallers_fd, &keys[i], d->wpercpu))
 			continue;
 		for (int c = 0; c < d->ncpus; c++)
 			sum += d->wpercpu[c];
-		if (sum && k < win->nduty && (caller < d->o.n || caller == AT_NO_CALLER))
+		if (!sum || k >= win->nduty || (caller >= d->o.n && caller != AT_NO_CALLER))
+			continue;
+		if (rp)
+			win->rp_callers[win->nrp_callers++] =
+			    (struct at_caller_calls){k, caller, sum};
+		else
 			win->callers[win->ncallers++] = (struct at_caller_calls){k, caller, sum};
 	}
 	free(keys);
 	if (win->ncallers)
 		qsort(win->callers, win->ncallers, sizeof(*win->callers), caller_cmp);
+	if (win->nrp_callers)
+		qsort(win->rp_callers, win->nrp_callers, sizeof(*win->rp_callers), caller_cmp);
 	win->has_callers = true;
+	win->has_rpath = win->has_turns;
 }
 
 void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *win)
@@ -950,6 +961,19 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 				   &win->tw_turn_on);
 			since_last(d, now, AT_WAKES, &win->wake_all, &win->wake_on,
 				   &win->tw_wake_on);
+			{
+				uint64_t all, tw;
+
+				since_last(d, now, AT_RP_TURNS, &all, &win->rp_turns, &tw);
+				since_last(d, now, AT_RP_WRITES, &all, &win->rp_writes, &tw);
+				/* The slots are read one by one: a write may fall between. */
+				if (win->rp_writes > win->wr_all)
+					win->rp_writes = win->wr_all;
+				if (win->rp_turns > win->turn_all)
+					win->rp_turns = win->turn_all;
+				if (win->rp_turns > win->rp_writes)
+					win->rp_turns = win->rp_writes;
+			}
 		}
 		win->has_cls = true;
 		if (at_env_flag("ADAPTRACE_DEBUG"))

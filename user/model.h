@@ -189,6 +189,18 @@ struct at_window {
 	 */
 	bool has_twcalls;
 	uint64_t *tw_calls;
+	/*
+	 * The read path of the windows other than the turn windows
+	 * (has_rpath false: not recorded): turns' ends and writes of a thread
+	 * whose latest read came in an open window, and the duty functions'
+	 * calls there per innermost traced caller (rp_callers[] ascends like
+	 * callers[]). A window's links linger to the next read, so they see
+	 * the whole tail of a turn whose last read came in it.
+	 */
+	bool has_rpath;
+	uint64_t rp_turns, rp_writes;
+	uint32_t nrp_callers;
+	struct at_caller_calls *rp_callers;
 };
 
 struct at_end {
@@ -312,6 +324,18 @@ struct at_caller_total {
 };
 
 /*
+ * A function's read-path calls under one caller, summed over the intervals,
+ * with their products with each interval's read-path turns' ends (ct) and
+ * writes (cw), and their squares (cc): the fits that tell which of the two
+ * they follow.
+ */
+struct at_rp_caller {
+	uint32_t caller;
+	uint32_t nwin; /* intervals with such calls */
+	double calls, cc, ct, cw;
+};
+
+/*
  * Figures of a duty-cycled function: what its probed windows saw. The
  * calls outside them are estimated from their rates (at_profile_estimate).
  */
@@ -354,6 +378,15 @@ struct at_duty_est {
 	uint32_t ncaller_win;
 	uint32_t ncallers;
 	struct at_caller_total *callers; /* owned: at_profile_free() */
+	/*
+	 * Intervals with the read path recorded (nrp): its turns' ends and
+	 * writes, those intervals' turns' ends and writes, the sums of the
+	 * squares of the first two, and the calls there per caller.
+	 */
+	uint32_t nrp, nrp_turned, nrp_wrote; /* ... those with turns' ends, with writes */
+	double rp_turns, rp_writes, rp_turn_all, rp_wr_all, rp_tt, rp_ww;
+	uint32_t nrp_callers;
+	struct at_rp_caller *rp_callers; /* owned: at_profile_free() */
 };
 
 /* What one interval's windows saw of a duty-cycled function. */
@@ -384,6 +417,11 @@ struct at_duty_obs {
 	 */
 	bool has_tw_calls;
 	uint64_t tw_calls, tw_turn_on, tw_wake_on;
+	/* The read path (at_window.has_rpath) and the function's calls there per caller. */
+	bool has_rpath;
+	uint64_t rp_turns, rp_writes;
+	uint32_t nrp_callers;
+	const struct at_caller_calls *rp_callers;
 };
 
 /* Socket reads an interval's windows must see for a ratio of its own. */
@@ -458,6 +496,15 @@ bool at_profile_turn_caller(const struct at_func_profile *p, const bool *writes,
  * and its window calls fell in 3 intervals or more.
  */
 bool at_profile_by_reads(const struct at_func_profile *p, const bool *writes, size_t n);
+/*
+ * Whether most of p's read-path calls go by the writes, under callers that
+ * go by them or under turn callers, per reply (writes, turns: as
+ * at_profile_estimate_callers): its callees' calls under it follow the
+ * writes too (redis's zfree under listDelNode under
+ * handleClientsWithPendingWrites).
+ */
+bool at_profile_rp_replies(const struct at_func_profile *p, const bool *writes, const bool *turns,
+			   size_t n);
 /* One line to f of what each yardstick makes of p's calls, before at_profile_estimate_callers. */
 void at_profile_explain(FILE *f, const char *name, const struct at_func_profile *p,
 			const bool *writes, size_t n);

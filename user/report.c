@@ -65,7 +65,7 @@ static void add_turnwin(struct at_duty_obs *o, const struct at_window *w, uint32
 
 void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window *w)
 {
-	uint32_t j = 0, c = 0, wc = 0, ci = 0;
+	uint32_t j = 0, c = 0, wc = 0, ci = 0, ri = 0;
 
 	for (uint32_t i = 0; i < w->n; i++)
 		if (w->e[i].id < ps->t->nsyms)
@@ -133,6 +133,15 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 			o.callers = w->ncallers ? w->callers + ci : NULL;
 			while (ci + o.ncallers < w->ncallers && w->callers[ci + o.ncallers].k == k)
 				o.ncallers++;
+			while (ri < w->nrp_callers && w->rp_callers[ri].k < k)
+				ri++;
+			o.has_rpath = w->has_rpath;
+			o.rp_turns = w->rp_turns;
+			o.rp_writes = w->rp_writes;
+			o.rp_callers = w->nrp_callers ? w->rp_callers + ri : NULL;
+			while (ri + o.nrp_callers < w->nrp_callers &&
+			       w->rp_callers[ri + o.nrp_callers].k == k)
+				o.nrp_callers++;
 			at_profile_add_duty(&ps->p[id], &o);
 		}
 	}
@@ -162,6 +171,16 @@ static void explain(const struct at_profile_set *ps, const bool *writes, const b
 				known && reads[id] ? " R" : "",
 				known ? ps->p[id].duty.tfit.ot_calls : 0);
 		}
+		for (uint32_t c = 0; c < d->nrp_callers; c++) {
+			const struct at_rp_caller *r = &d->rp_callers[c];
+			bool known = r->caller < ps->t->nsyms;
+
+			fprintf(stderr,
+				"  <rp %s %.0f in %u%s%s of %.0f turns' ends, %.0f writes\n",
+				known ? ps->t->syms[r->caller].name : "-", r->calls, r->nwin,
+				known && writes[r->caller] ? " W" : "",
+				known && turns[r->caller] ? " T" : "", d->rp_turns, d->rp_writes);
+		}
 	}
 }
 
@@ -183,6 +202,17 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 	/* A turn-window caller goes by the turns even when the writes would scale it otherwise. */
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		writes[i] = writes[i] && !turns[i];
+	{
+		/* Read first: a mark set here must not decide another's. */
+		bool *replies = at_xcalloc(ps->t->nsyms + 1, sizeof(*replies));
+
+		for (size_t i = 0; i < ps->t->nsyms; i++)
+			replies[i] = !writes[i] && !turns[i] &&
+				     at_profile_rp_replies(&ps->p[i], writes, turns, ps->t->nsyms);
+		for (size_t i = 0; i < ps->t->nsyms; i++)
+			writes[i] = writes[i] || replies[i];
+		free(replies);
+	}
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		reads[i] =
 		    !writes[i] && !turns[i] && at_profile_by_reads(&ps->p[i], writes, ps->t->nsyms);

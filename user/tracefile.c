@@ -60,6 +60,9 @@
  *   TWCALLS uv start_ns, uv end_ns, uv n {uv window_calls} (each TURNWIN
  *           function's calls in the turn windows alone, in TURNWIN's
  *           order; follows that TURNWIN)
+ *   RPATH   uv start_ns, uv end_ns, uv turns, uv writes, uv n {as CALLERS}
+ *           (the windows' read path: turns' ends, writes and calls after a
+ *           read in an open window, links all in; follows that TURNS)
  *
  * Order: HEADER first, then SYMBOLS and WINDOW chunks, END last; unknown
  * chunk types are skipped wherever they appear.
@@ -155,6 +158,8 @@ static const char *chunk_name(uint32_t type, char *buf, size_t len)
 		return "turn-windows";
 	case AT_CHUNK_TWCALLS:
 		return "turn-window-calls";
+	case AT_CHUNK_RPATH:
+		return "read-path";
 	}
 	snprintf(buf, len, "type-%u", type);
 	return buf;
@@ -548,13 +553,12 @@ static struct buf *interval_chunk(struct at_writer *w, const struct at_window *w
 }
 
 /* Window calls per (duty index, innermost caller), ascending; a caller as at_caller_rank(). */
-static int write_callers(struct at_writer *w, const struct at_window *win)
+static int put_callers(struct at_writer *w, struct buf *b, const struct at_window *win,
+		       const struct at_caller_calls *v, uint32_t n)
 {
-	struct buf *b = interval_chunk(w, win);
-
-	put_uv(b, win->ncallers);
-	for (uint32_t i = 0; i < win->ncallers; i++) {
-		const struct at_caller_calls *c = &win->callers[i];
+	put_uv(b, n);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct at_caller_calls *c = &v[i];
 		uint32_t caller = at_caller_rank(c->caller);
 
 		if (c->k >= win->nduty || caller > w->nsyms ||
@@ -565,7 +569,31 @@ static int write_callers(struct at_writer *w, const struct at_window *win)
 		put_uv(b, caller);
 		put_uv(b, c->calls);
 	}
+	return 0;
+}
+
+static int write_callers(struct at_writer *w, const struct at_window *win)
+{
+	struct buf *b = interval_chunk(w, win);
+
+	if (put_callers(w, b, win, win->callers, win->ncallers) < 0)
+		return -1;
 	return write_chunk(w, AT_CHUNK_CALLERS, b->p, b->len);
+}
+
+/* The read path: its turns' ends and writes, then its calls per caller as above. */
+static int write_rpath(struct at_writer *w, const struct at_window *win)
+{
+	struct buf *b = interval_chunk(w, win);
+
+	if (win->rp_turns > win->turn_all || win->rp_writes > win->wr_all ||
+	    win->rp_turns > win->rp_writes)
+		return werr(w, "%s: more read-path turns or writes than turns or writes", w->path);
+	put_uv(b, win->rp_turns);
+	put_uv(b, win->rp_writes);
+	if (put_callers(w, b, win, win->rp_callers, win->nrp_callers) < 0)
+		return -1;
+	return write_chunk(w, AT_CHUNK_RPATH, b->p, b->len);
 }
 
 /* on and a turn window's tw of all: both kinds of window see a disjoint part. */
@@ -716,6 +744,8 @@ static int write_duty(struct at_writer *w, const struct at_window *win)
 	put_uv(b, win->wake_all);
 	put_uv(b, win->wake_on);
 	if (write_chunk(w, AT_CHUNK_TURNS, b->p, b->len) < 0)
+		return -1;
+	if (win->has_rpath && write_rpath(w, win) < 0)
 		return -1;
 	if (!win->has_turnwin)
 		return 0;
@@ -1149,6 +1179,11 @@ static void free_window(struct at_window *w)
 	w->callers = NULL;
 	w->ncallers = 0;
 	w->has_callers = false;
+	free(w->rp_callers);
+	w->rp_callers = NULL;
+	w->nrp_callers = 0;
+	w->has_rpath = false;
+	w->rp_turns = w->rp_writes = 0;
 	w->has_turns = false;
 	w->turn_all = w->turn_on = w->wake_all = w->wake_on = 0;
 	free(w->turnwin);
@@ -1378,21 +1413,14 @@ bad:
 	return false;
 }
 
-/* Window calls per innermost caller of the interval that DUTY just listed. */
-static bool dec_callers(struct parse *ps, struct cur *c)
+/* A list of window calls per innermost caller, as put_callers() wrote it. */
+static bool get_callers(struct at_trace *t, struct cur *c, const struct at_window *w,
+			struct at_caller_calls **out, uint32_t *nout)
 {
-	struct at_trace *t = ps->t;
-	struct at_window *w;
 	uint64_t k, caller, calls, prev = 0;
 	struct at_caller_calls *v;
 	size_t n;
 
-	if (!interval_window(ps, c, &w))
-		return false;
-	if (!w || !w->nduty)
-		return cfail(c, "no duty list for this interval");
-	if (w->has_callers)
-		return cfail(c, "second callers record for one window");
 	if (!get_count(c, &n, 3, "caller entries"))
 		return false;
 	v = n ? at_xcalloc(n, sizeof(*v)) : NULL;
@@ -1409,13 +1437,53 @@ static bool dec_callers(struct parse *ps, struct cur *c)
 		    (uint32_t)k, caller ? (uint32_t)(caller - 1) : AT_NO_CALLER, calls};
 		prev = caller;
 	}
-	w->callers = v;
-	w->ncallers = (uint32_t)n;
-	w->has_callers = true;
+	*out = v;
+	*nout = (uint32_t)n;
 	return true;
 bad:
 	free(v);
 	return false;
+}
+
+/* Window calls per innermost caller of the interval that DUTY just listed. */
+static bool dec_callers(struct parse *ps, struct cur *c)
+{
+	struct at_window *w;
+
+	if (!interval_window(ps, c, &w))
+		return false;
+	if (!w || !w->nduty)
+		return cfail(c, "no duty list for this interval");
+	if (w->has_callers)
+		return cfail(c, "second callers record for one window");
+	if (!get_callers(ps->t, c, w, &w->callers, &w->ncallers))
+		return false;
+	w->has_callers = true;
+	return true;
+}
+
+/* The read path of the interval that TURNS just described. */
+static bool dec_rpath(struct parse *ps, struct cur *c)
+{
+	struct at_window *w;
+	uint64_t turns, writes;
+
+	if (!interval_window(ps, c, &w))
+		return false;
+	if (!w || !w->has_turns)
+		return cfail(c, "no turns record for this interval");
+	if (w->has_rpath)
+		return cfail(c, "second read-path record for one window");
+	if (!get_uv(c, &turns, "read-path turns") || !get_uv(c, &writes, "read-path writes"))
+		return false;
+	if (turns > w->turn_all || writes > w->wr_all || turns > writes)
+		return cfail(c, "more read-path turns or writes than turns or writes");
+	if (!get_callers(ps->t, c, w, &w->rp_callers, &w->nrp_callers))
+		return false;
+	w->rp_turns = turns;
+	w->rp_writes = writes;
+	w->has_rpath = true;
+	return true;
 }
 
 /* The turns of the interval that READS just described, with its writes. */
@@ -1785,7 +1853,7 @@ static bool known_chunk(uint32_t type)
 {
 	return (type >= AT_CHUNK_HEADER && type <= AT_CHUNK_USDT) ||
 	       (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS) ||
-	       (type >= AT_CHUNK_DUTY && type <= AT_CHUNK_TWCALLS);
+	       (type >= AT_CHUNK_DUTY && type <= AT_CHUNK_RPATH);
 }
 
 /* Inflate exactly raw bytes out of comp bytes, no more, no less. */
@@ -2020,6 +2088,9 @@ int at_trace_parse(const void *data, size_t len, struct at_trace *t, bool salvag
 			break;
 		case AT_CHUNK_TWCALLS:
 			ok = dec_twcalls(&ps, &c);
+			break;
+		case AT_CHUNK_RPATH:
+			ok = dec_rpath(&ps, &c);
 			break;
 		default:
 			ok = dec_end(&ps, &c);

@@ -32,6 +32,7 @@ enum at_chunk_type {
 	AT_CHUNK_TURNS = 34,   /* the window before it: its turns of the event loop */
 	AT_CHUNK_TURNWIN = 35, /* the window before it: its turn windows */
 	AT_CHUNK_TWCALLS = 36, /* the window before it: calls in its turn windows alone */
+	AT_CHUNK_RPATH = 37,   /* the window before it: its windows' read path */
 			       /*
 				* Readers skip types they do not know. Reserved ranges, one per
 				* concern: 5-9 USDT, 10-19 detail phase (events, selection log,

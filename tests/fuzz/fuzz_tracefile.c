@@ -41,6 +41,14 @@ static void check(int rc, const struct at_trace *t, const char *err, bool salvag
 				abort();
 		if (w->has_twcalls && (!w->has_turnwin || !w->tw_calls))
 			abort();
+		if (w->has_rpath && (!w->has_turns || w->rp_turns > w->turn_all ||
+				     w->rp_writes > w->wr_all || w->rp_turns > w->rp_writes))
+			abort();
+		for (uint32_t j = 0; j < w->nrp_callers; j++)
+			if (w->rp_callers[j].k >= w->nduty ||
+			    (w->rp_callers[j].caller != AT_NO_CALLER &&
+			     w->rp_callers[j].caller >= t->nsyms))
+				abort();
 		for (uint32_t j = 0; j < w->n; j++) {
 			const struct at_window_entry *e = &w->e[j];
 

@@ -170,7 +170,11 @@ static bool same_window(const struct at_window *a, const struct at_window *b)
 				a->tw_wake_on != b->tw_wake_on)) ||
 	    a->has_twcalls != b->has_twcalls ||
 	    (a->has_twcalls && a->nturnwin &&
-	     memcmp(a->tw_calls, b->tw_calls, a->nturnwin * sizeof(*a->tw_calls))))
+	     memcmp(a->tw_calls, b->tw_calls, a->nturnwin * sizeof(*a->tw_calls))) ||
+	    a->has_rpath != b->has_rpath || a->rp_turns != b->rp_turns ||
+	    a->rp_writes != b->rp_writes || a->nrp_callers != b->nrp_callers ||
+	    (a->nrp_callers &&
+	     memcmp(a->rp_callers, b->rp_callers, a->nrp_callers * sizeof(*a->rp_callers))))
 		return false;
 	for (uint32_t i = 0; i < a->nduty; i++)
 		if (a->duty[i].id != b->duty[i].id || a->duty[i].on_ns != b->duty[i].on_ns)
@@ -843,9 +847,17 @@ static void test_duty_unseen_class(void)
  * turns (NULL: not recorded): the turns' ends and the wakeups in the
  * windows, of 1000 each in the interval.
  */
-static void add_interval(struct at_func_profile *q, int k, uint64_t r_on, uint64_t calls,
-			 uint64_t by_time, uint64_t wr_on, bool by_class,
-			 const struct at_caller_calls *callers, uint32_t n, const uint64_t turns[2])
+/* An interval's read path, for add_rp_interval(): its turns' ends in all, too. */
+struct rp_part {
+	uint64_t turn_all, rp_turns, rp_writes;
+	uint32_t n;
+	const struct at_caller_calls *callers;
+};
+
+static void add_interval_rp(struct at_func_profile *q, int k, uint64_t r_on, uint64_t calls,
+			    uint64_t by_time, uint64_t wr_on, bool by_class,
+			    const struct at_caller_calls *callers, uint32_t n,
+			    const uint64_t turns[2], const struct rp_part *rp)
 {
 	uint64_t all[AT_READ_CLASSES] = {0}, on[AT_READ_CLASSES] = {0};
 	uint64_t wall[AT_READ_CLASSES] = {0}, won[AT_READ_CLASSES] = {0};
@@ -881,9 +893,24 @@ static void add_interval(struct at_func_profile *q, int k, uint64_t r_on, uint64
 		o.wr_cls_all = wall;
 		o.wr_cls_on = won;
 	}
+	if (rp) {
+		o.turn_all = o.wake_all = rp->turn_all;
+		o.has_rpath = true;
+		o.rp_turns = rp->rp_turns;
+		o.rp_writes = rp->rp_writes;
+		o.nrp_callers = rp->n;
+		o.rp_callers = rp->callers;
+	}
 	e.c.calls = e.c.returns = o.calls = calls > by_time ? calls : by_time;
 	at_profile_add(q, &e);
 	at_profile_add_duty(q, &o);
+}
+
+static void add_interval(struct at_func_profile *q, int k, uint64_t r_on, uint64_t calls,
+			 uint64_t by_time, uint64_t wr_on, bool by_class,
+			 const struct at_caller_calls *callers, uint32_t n, const uint64_t turns[2])
+{
+	add_interval_rp(q, k, r_on, calls, by_time, wr_on, by_class, callers, n, turns, NULL);
 }
 
 /* The same with 20 window reads and no callers. */
@@ -1377,6 +1404,80 @@ static void test_duty_turn_callers(void)
 	at_profile_free(&exact);
 }
 
+/*
+ * An interval of an event loop with its read path: 1000 reads (class 3),
+ * 1000 writes and 600 turns' ends; in its windows r_on reads, and on the
+ * read path rp_t turns' ends and rp_w writes. A function runs y times
+ * under caller 7 and x times under caller 9 (on the read path and by time
+ * alike), and its windows saw them after reads of class 3.
+ */
+static void add_rp_interval(struct at_func_profile *q, uint64_t r_on, uint64_t rp_t, uint64_t rp_w,
+			    uint64_t y, uint64_t x)
+{
+	struct at_caller_calls callers[2] = {{0, 7, y}, {0, 9, x}};
+	const uint64_t turns[2] = {rp_t, rp_t};
+	struct rp_part rp = {600, rp_t, rp_w, x ? 2 : 1, callers};
+
+	add_interval_rp(q, 3, r_on, y + x, y + x, rp_w, false, callers, x ? 2 : 1, turns, &rp);
+}
+
+/*
+ * The read path splits what a turn caller's callees do: once a turn
+ * (redis's listRewind under handleClientsWithPendingWrites) goes by the
+ * read path's turns' ends, once a reply (listDelNode) by its writes,
+ * whichever fits their calls there interval by interval. The windows' turns
+ * hold 4-12 replies each against 1.7 overall: by the turns' ends alone, the
+ * second came out 3 times over. Either is 1000 a read besides: 12800 and
+ * 16000 within 5 %. Without a turn caller among its callers, the read path
+ * changes nothing. A function run once a reply under the turn caller alone
+ * makes its own callees go by the writes (zfree under listDelNode); one run
+ * once a turn, or mostly per read, does not.
+ */
+static void test_duty_rp_callers(void)
+{
+	static const uint64_t r_on[8] = {20, 8, 16, 24, 12, 18, 10, 20},
+			      rp_t[8] = {2, 1, 3, 4, 1, 2, 1, 2},
+			      rp_w[8] = {20, 12, 15, 16, 12, 8, 10, 16};
+	struct at_func_profile per_turn = {0}, per_reply = {0}, none = {0}, reply_only = {0},
+			       callee = {0};
+	bool writes[10] = {0}, turns[10] = {[9] = true}, by_replies[10] = {[9] = true};
+
+	for (int i = 0; i < 8; i++) {
+		add_rp_interval(&per_turn, r_on[i], rp_t[i], rp_w[i], r_on[i], rp_t[i]);
+		add_rp_interval(&per_reply, r_on[i], rp_t[i], rp_w[i], r_on[i], rp_w[i]);
+		add_rp_interval(&none, r_on[i], rp_t[i], rp_w[i], r_on[i], 0);
+		add_rp_interval(&reply_only, r_on[i], rp_t[i], rp_w[i], 0, rp_w[i]);
+		add_rp_interval(&callee, r_on[i], rp_t[i], rp_w[i], r_on[i], rp_w[i]);
+	}
+	check(at_profile_rp_replies(&reply_only, writes, turns, 10) &&
+		  !at_profile_rp_replies(&per_turn, writes, turns, 10) &&
+		  !at_profile_rp_replies(&none, writes, turns, 10),
+	      "duty read path: once a reply under a turn caller marks a caller by the writes");
+	at_profile_estimate_callers(&per_turn, writes, turns, NULL, 10);
+	at_profile_estimate_callers(&per_reply, writes, turns, NULL, 10);
+	at_profile_estimate_callers(&none, writes, turns, NULL, 10);
+	/* Caller 9 now stands for such a function: a caller by the writes. */
+	at_profile_estimate_callers(&callee, by_replies, NULL, NULL, 10);
+	check(per_turn.estimated && per_turn.turns_share > 0 &&
+		  fabs((double)per_turn.c.calls / 12800 - 1) <= 0.05 &&
+		  per_turn.calls_lo <= 12800 && per_turn.calls_hi >= 12800,
+	      "duty read path: once a turn under a turn caller, by its turns' ends (12800)");
+	check(per_reply.estimated && per_reply.turns_share > 0 &&
+		  fabs((double)per_reply.c.calls / 16000 - 1) <= 0.05 &&
+		  per_reply.calls_lo <= 16000 && per_reply.calls_hi >= 16000,
+	      "duty read path: once a reply under a turn caller, by its writes (16000)");
+	check(none.estimated && none.turns_share == 0 && none.c.calls == 8000,
+	      "duty read path: no turn caller, by the reads alone (8000)");
+	check(callee.estimated && callee.writes_share > 0 &&
+		  fabs((double)callee.c.calls / 16000 - 1) <= 0.05,
+	      "duty read path: under a caller by the writes, its part by the writes (16000)");
+	at_profile_free(&per_turn);
+	at_profile_free(&per_reply);
+	at_profile_free(&none);
+	at_profile_free(&reply_only);
+	at_profile_free(&callee);
+}
+
 /* A file named name with the test symbols and window w; true when written. */
 static bool write_window_file(const char *name, const struct at_window *w)
 {
@@ -1653,6 +1754,32 @@ static void test_duty(void)
 		good.wake_on = 61;
 		check(write_window_file("duty7", &good), "duty: a window with turns is written");
 		check(reads_back_as("duty7", &good), "duty: turns round trip");
+		/* Its read path: turns' ends, writes and calls per caller. */
+		struct at_caller_calls rpc[] = {{0, AT_NO_CALLER, 2}, {1, 0, 7}};
+
+		good.has_rpath = true;
+		good.rp_turns = 5;
+		good.rp_writes = 40;
+		good.nrp_callers = 2;
+		good.rp_callers = rpc;
+		check(write_window_file("duty19", &good),
+		      "duty: a window with its read path is written");
+		check(reads_back_as("duty19", &good), "duty: read path round trip");
+		good.rp_turns = 41;
+		check(window_refused("duty20", &good, "more read-path turns"),
+		      "duty: more read-path turns' ends than writes refused");
+		good.rp_turns = 5;
+		good.rp_writes = 951;
+		check(window_refused("duty21", &good, "more read-path turns"),
+		      "duty: more read-path writes than writes refused");
+		good.rp_writes = 40;
+		rpc[1].k = 2;
+		check(window_refused("duty22", &good, "bad caller entry"),
+		      "duty: a read-path caller entry out of the duty list refused");
+		good.has_rpath = false;
+		good.nrp_callers = 0;
+		good.rp_callers = NULL;
+		good.rp_turns = good.rp_writes = 0;
 		good.wake_on = 611;
 		check(window_refused("duty8", &good, "more window turns"),
 		      "duty: more window wakeups than wakeups refused");
@@ -1813,6 +1940,7 @@ int main(int argc, char **argv)
 	test_duty_turns();
 	test_duty_turns_left_out();
 	test_duty_turn_callers();
+	test_duty_rp_callers();
 	test_duty_turnwin();
 	test_duty_writes_not_followed();
 	test_duty_writes_margin();
