@@ -243,8 +243,9 @@ struct {
 } wcalls SEC(".maps");
 
 /*
- * Window calls by time per (function, innermost traced caller): AT_CALLER_KEY.
- * The loader empties it every interval; redis's windows fill 80-150 pairs.
+ * Window calls by time per (function, innermost traced caller): AT_CALLER_KEY,
+ * and those on the read path under the key | AT_CALLER_RP. The loader
+ * empties it every interval; redis's windows fill 80-150 pairs of each.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -320,7 +321,8 @@ static __always_inline __u16 cookie_gen(__u64 cookie)
  * latest read (s) is the request its calls serve, so a window holds whole
  * requests: those read before it opened stay out, and the one it closes on
  * keeps the calls its probes see until they come out. *by_time: the
- * call came while the window was open (counted by time).
+ * call came while the window was open (counted by time); *rp: it counts
+ * on the window's read path (read_path()).
  */
 static __always_inline bool window_counts(const struct shadow_stack *s, __u32 id, bool *by_time,
 					  bool *rp)
@@ -360,14 +362,6 @@ static __always_inline bool window_counts(const struct shadow_stack *s, __u32 id
 	return true;
 }
 
-/*
- * A window call of id entered at sp, under the thread's innermost frame
- * above sp: a caller's entry sp is strictly higher. A frame at sp is a
- * sibling whose return went unseen, or the caller of a tail call. So is a
- * frame an earlier window pushed: its links went while it ran, and it
- * stays until a call above it pops it (redis: a beforeSleep frame held all
- * of an interval's readQueryFromClient calls).
- */
 static __always_inline void bump_caller(__u64 key)
 {
 	__u64 *n = bpf_map_lookup_elem(&wcallers, &key), one = 1;
@@ -378,6 +372,15 @@ static __always_inline void bump_caller(__u64 key)
 		bpf_map_update_elem(&wcallers, &key, &one, BPF_NOEXIST);
 }
 
+/*
+ * A window call of id entered at sp, under the thread's innermost frame
+ * above sp: a caller's entry sp is strictly higher. A frame at sp is a
+ * sibling whose return went unseen, or the caller of a tail call. So is a
+ * frame an earlier window pushed: its links went while it ran, and it
+ * stays until a call above it pops it (redis: a beforeSleep frame held all
+ * of an interval's readQueryFromClient calls). Counted by time, on the
+ * read path, or both.
+ */
 static __always_inline void count_caller(struct shadow_stack *s, __u32 depth, __u32 id, __u64 sp,
 					 bool by_time, bool rp)
 {
@@ -414,7 +417,9 @@ static __always_inline __u32 frame_seq(void)
 {
 	__u32 seq = window_seq, ph = window_phase;
 
-	if (window_on || ph == AT_WPHASE_LINGERING || ph == AT_WPHASE_RELEASING)
+	/* OPEN too: the loader clears window_on a moment before it sets LINGERING. */
+	if (window_on || ph == AT_WPHASE_OPEN || ph == AT_WPHASE_LINGERING ||
+	    ph == AT_WPHASE_RELEASING)
 		return seq;
 	return seq + 1 ? seq + 1 : 1;
 }

@@ -249,10 +249,10 @@ static uint64_t reads_of(const struct at_reads *r)
 
 void at_duty_loop(struct at_duty *d, uint64_t *reads, uint64_t *turns)
 {
-	struct at_reads r[AT_REFCALLS];
+	struct at_reads r[AT_WAKES + 1];
 
 	*reads = *turns = 0;
-	if (!d || d->inputs_off || !d->outputs || !read_ref(d, r, AT_REFCALLS))
+	if (!d || d->inputs_off || !d->outputs || !read_ref(d, r, AT_WAKES + 1))
 		return;
 	*reads = reads_of(r);
 	*turns = r[AT_TURNS].all;

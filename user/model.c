@@ -312,7 +312,7 @@ static double turn_callers_estimate(const struct at_duty_est *d, const bool *tur
 struct rp_split {
 	double wshare, wpart, wvar; /* under the callers that go by the writes */
 	double tshare, tpart, tvar; /* under the turn callers */
-	double tw_share;	    /* of tshare, what went by the writes */
+	double tw_share;	    /* the part of tshare that went by the writes */
 };
 
 static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes, const bool *turns,
@@ -343,8 +343,10 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 		    2 * c->nwin < (t ? d->nrp_turned : d->nrp_wrote))
 			continue;
 		if (!(d->rp_writes >= AT_DUTY_MIN_STRATUM) ||
-		    (t && !(d->rp_turns >= AT_DUTY_MIN_STRATUM)))
+		    (t && !(d->rp_turns >= AT_DUTY_MIN_STRATUM))) {
+			*r = (struct rp_split){0};
 			return false;
+		}
 		if (t) {
 			sse_t = fit_sse(c->cc, c->ct, d->rp_tt);
 			sse_w = fit_sse(c->cc, c->cw, d->rp_ww);

