@@ -326,7 +326,7 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 	for (uint32_t i = 0; i < d->nrp_callers; i++)
 		all += d->rp_callers[i].calls;
 	for (uint32_t i = 0; i < d->nrp_callers; i++) {
-		const struct at_rp_caller *c = &d->rp_callers[i];
+		const struct at_caller_total *c = &d->rp_callers[i];
 		bool w = c->caller < n && writes && writes[c->caller];
 		bool t = c->caller < n && turns && turns[c->caller];
 		double sse_t, sse_w, part, den;
@@ -380,6 +380,33 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 	return true;
 }
 
+/*
+ * Add one interval's calls per caller (c, n) into the sums v (*nv of
+ * them), with the interval's yardsticks t and w for the fits.
+ */
+static void caller_sums_add(struct at_caller_total **v, uint32_t *nv,
+			    const struct at_caller_calls *c, uint32_t n, double t, double w)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct at_caller_total *e = NULL;
+		double x = (double)c[i].calls;
+
+		for (uint32_t j = 0; j < *nv && !e; j++)
+			if ((*v)[j].caller == c[i].caller)
+				e = &(*v)[j];
+		if (!e) {
+			*v = at_xrealloc(*v, *nv + 1, sizeof(**v));
+			e = &(*v)[(*nv)++];
+			*e = (struct at_caller_total){.caller = c[i].caller};
+		}
+		e->nwin += x > 0;
+		e->calls += x;
+		e->cc += x * x;
+		e->ct += x * t;
+		e->cw += x * w;
+	}
+}
+
 /* Add one interval's read path: its yardsticks and the calls there per caller. */
 static void rp_add(struct at_duty_est *d, const struct at_duty_obs *o)
 {
@@ -394,45 +421,14 @@ static void rp_add(struct at_duty_est *d, const struct at_duty_obs *o)
 	d->rp_wr_all += (double)o->wr_all;
 	d->rp_tt += t * t;
 	d->rp_ww += w * w;
-	for (uint32_t i = 0; i < o->nrp_callers; i++) {
-		const struct at_caller_calls *c = &o->rp_callers[i];
-		struct at_rp_caller *e = NULL;
-		double x = (double)c->calls;
-
-		for (uint32_t j = 0; j < d->nrp_callers && !e; j++)
-			if (d->rp_callers[j].caller == c->caller)
-				e = &d->rp_callers[j];
-		if (!e) {
-			d->rp_callers =
-			    at_xrealloc(d->rp_callers, d->nrp_callers + 1, sizeof(*d->rp_callers));
-			e = &d->rp_callers[d->nrp_callers++];
-			*e = (struct at_rp_caller){.caller = c->caller};
-		}
-		e->nwin += x > 0;
-		e->calls += x;
-		e->cc += x * x;
-		e->ct += x * t;
-		e->cw += x * w;
-	}
+	caller_sums_add(&d->rp_callers, &d->nrp_callers, o->rp_callers, o->nrp_callers, t, w);
 }
 
 /* Add one interval's window calls per caller. */
 static void callers_add(struct at_duty_est *d, const struct at_caller_calls *c, uint32_t n)
 {
 	d->ncaller_win++;
-	for (uint32_t i = 0; i < n; i++) {
-		struct at_caller_total *t = NULL;
-
-		for (uint32_t j = 0; j < d->ncallers && !t; j++)
-			if (d->callers[j].caller == c[i].caller)
-				t = &d->callers[j];
-		if (!t) {
-			d->callers = at_xrealloc(d->callers, d->ncallers + 1, sizeof(*d->callers));
-			t = &d->callers[d->ncallers++];
-			*t = (struct at_caller_total){.caller = c[i].caller};
-		}
-		t->calls += (double)c[i].calls;
-	}
+	caller_sums_add(&d->callers, &d->ncallers, c, n, 0, 0);
 }
 
 /* Add one interval's turns, and the fits of its window calls to the four yardsticks. */

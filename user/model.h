@@ -318,20 +318,16 @@ enum at_yardstick {
 };
 
 /* A function's calls while the windows were open under one innermost caller. */
+/*
+ * A function's window calls under one caller, summed over the intervals.
+ * For the read path's also the intervals with such calls, and the sums of
+ * their products with each interval's read-path turns' ends (ct) and
+ * writes (cw) and of their squares (cc): the fits that tell which of the
+ * two they follow.
+ */
 struct at_caller_total {
 	uint32_t caller; /* a symbol id, AT_NO_CALLER: none */
-	double calls;
-};
-
-/*
- * A function's read-path calls under one caller, summed over the intervals,
- * with their products with each interval's read-path turns' ends (ct) and
- * writes (cw), and their squares (cc): the fits that tell which of the two
- * they follow.
- */
-struct at_rp_caller {
-	uint32_t caller;
-	uint32_t nwin; /* intervals with such calls */
+	uint32_t nwin;
 	double calls, cc, ct, cw;
 };
 
@@ -386,7 +382,7 @@ struct at_duty_est {
 	uint32_t nrp, nrp_turned, nrp_wrote; /* ... those with turns' ends, with writes */
 	double rp_turns, rp_writes, rp_turn_all, rp_wr_all, rp_tt, rp_ww;
 	uint32_t nrp_callers;
-	struct at_rp_caller *rp_callers; /* owned: at_profile_free() */
+	struct at_caller_total *rp_callers; /* owned: at_profile_free() */
 };
 
 /* What one interval's windows saw of a duty-cycled function. */

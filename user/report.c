@@ -63,6 +63,24 @@ static void add_turnwin(struct at_duty_obs *o, const struct at_window *w, uint32
 	}
 }
 
+/*
+ * Duty function k's run of a callers list (ascending by duty index): *i
+ * walks the list across calls (start at 0). Returns its length, *run its
+ * first entry (NULL for an empty list).
+ */
+static uint32_t caller_run(const struct at_caller_calls *v, uint32_t n, uint32_t k, uint32_t *i,
+			   const struct at_caller_calls **run)
+{
+	uint32_t m = 0;
+
+	while (*i < n && v[*i].k < k)
+		(*i)++;
+	*run = n ? v + *i : NULL;
+	while (*i + m < n && v[*i + m].k == k)
+		m++;
+	return m;
+}
+
 void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window *w)
 {
 	uint32_t j = 0, c = 0, wc = 0, ci = 0, ri = 0;
@@ -128,20 +146,12 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 					ps->p[id].turn_windows = true;
 				}
 			}
-			while (ci < w->ncallers && w->callers[ci].k < k)
-				ci++;
-			o.callers = w->ncallers ? w->callers + ci : NULL;
-			while (ci + o.ncallers < w->ncallers && w->callers[ci + o.ncallers].k == k)
-				o.ncallers++;
-			while (ri < w->nrp_callers && w->rp_callers[ri].k < k)
-				ri++;
+			o.ncallers = caller_run(w->callers, w->ncallers, k, &ci, &o.callers);
 			o.has_rpath = w->has_rpath;
 			o.rp_turns = w->rp_turns;
 			o.rp_writes = w->rp_writes;
-			o.rp_callers = w->nrp_callers ? w->rp_callers + ri : NULL;
-			while (ri + o.nrp_callers < w->nrp_callers &&
-			       w->rp_callers[ri + o.nrp_callers].k == k)
-				o.nrp_callers++;
+			o.nrp_callers =
+			    caller_run(w->rp_callers, w->nrp_callers, k, &ri, &o.rp_callers);
 			at_profile_add_duty(&ps->p[id], &o);
 		}
 	}
@@ -172,7 +182,7 @@ static void explain(const struct at_profile_set *ps, const bool *writes, const b
 				known ? ps->p[id].duty.tfit.ot_calls : 0);
 		}
 		for (uint32_t c = 0; c < d->nrp_callers; c++) {
-			const struct at_rp_caller *r = &d->rp_callers[c];
+			const struct at_caller_total *r = &d->rp_callers[c];
 			bool known = r->caller < ps->t->nsyms;
 
 			fprintf(stderr,

@@ -581,13 +581,18 @@ static int write_callers(struct at_writer *w, const struct at_window *win)
 	return write_chunk(w, AT_CHUNK_CALLERS, b->p, b->len);
 }
 
+/* The read path's turns' ends and writes are some of the interval's, and each end is a write. */
+static bool rpath_fits(const struct at_window *w, uint64_t turns, uint64_t writes)
+{
+	return turns <= w->turn_all && writes <= w->wr_all && turns <= writes;
+}
+
 /* The read path: its turns' ends and writes, then its calls per caller as above. */
 static int write_rpath(struct at_writer *w, const struct at_window *win)
 {
 	struct buf *b = interval_chunk(w, win);
 
-	if (win->rp_turns > win->turn_all || win->rp_writes > win->wr_all ||
-	    win->rp_turns > win->rp_writes)
+	if (!rpath_fits(win, win->rp_turns, win->rp_writes))
 		return werr(w, "%s: more read-path turns or writes than turns or writes", w->path);
 	put_uv(b, win->rp_turns);
 	put_uv(b, win->rp_writes);
@@ -1476,7 +1481,7 @@ static bool dec_rpath(struct parse *ps, struct cur *c)
 		return cfail(c, "second read-path record for one window");
 	if (!get_uv(c, &turns, "read-path turns") || !get_uv(c, &writes, "read-path writes"))
 		return false;
-	if (turns > w->turn_all || writes > w->wr_all || turns > writes)
+	if (!rpath_fits(w, turns, writes))
 		return cfail(c, "more read-path turns or writes than turns or writes");
 	if (!get_callers(ps->t, c, w, &w->rp_callers, &w->nrp_callers))
 		return false;
