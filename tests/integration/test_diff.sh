@@ -84,10 +84,17 @@ else
 fi
 
 # --- A/B: f17 does 20 % more work in the slow build. The base is recorded
-# just before, so that both see the machine in the same state.
+# just before, so that both see the machine in the same state. A verdict
+# other than f17 alone gets one fresh pair, for the host's noise above.
 rec_ok "$WORK/base.data" base
 rec_ok "$WORK/slow.data" slow
 diff_run "$WORK/ab" "$WORK/base.data" "$WORK/slow.data" --json --all
+if [ "$(jq -r '[.regressions[].name] | join(",")' "$WORK/ab.out")" != f17 ]; then
+	echo "# A/B slow f17: first pair's regressions, retried: $(jq -c '[.speed_factor, (.regressions[] | [.name, .change_pct, .p_value])]' "$WORK/ab.out")"
+	rec_ok "$WORK/base.data" base
+	rec_ok "$WORK/slow.data" slow
+	diff_run "$WORK/ab" "$WORK/base.data" "$WORK/slow.data" --json --all
+fi
 if ! expect_eq "A/B slow f17: exit status 1" "$RC" 1; then
 	echo "#   f17: $(jq -c '.functions[] | select(.name == "f17")' "$WORK/ab.out")"
 fi
@@ -159,9 +166,18 @@ fi
 check "--junit validates against the JUnit schema CI systems read (xmllint --schema)" \
 	xmllint --noout --schema "$TESTS_DIR/fixtures/junit.xsd" "$WORK/junit.xml"
 
-# --- A/B: f33 is called twice as often.
+# --- A/B: f33 is called twice as often. A fresh base just before, and, as
+# in the A/A check, a latency verdict gets one fresh pair: a CI run saw 5
+# functions of one recording slow down together on this shared host.
+rec_ok "$WORK/base.data" base
 rec_ok "$WORK/twice.data" twice
 diff_run "$WORK/tw" "$WORK/base.data" "$WORK/twice.data" --json
+if [ "$(jq -r '.regressions | length' "$WORK/tw.out")" != 0 ]; then
+	echo "# A/B twice f33: first pair's regressions, retried: $(jq -c '[.speed_factor, (.regressions[] | [.name, .change_pct, .p_value])]' "$WORK/tw.out")"
+	rec_ok "$WORK/base.data" base
+	rec_ok "$WORK/twice.data" twice
+	diff_run "$WORK/tw" "$WORK/base.data" "$WORK/twice.data" --json
+fi
 expect_eq "A/B twice f33: exit status 1" "$RC" 1
 expect_eq "A/B twice f33: calls_changed is f33, $ROUNDS -> $((2 * ROUNDS)) per run" \
 	"$(jq -c '[.calls_changed[] | [.name, .base, .new, .change_pct]]' "$WORK/tw.out")" \
@@ -185,6 +201,11 @@ expect_eq "bad --stat: exit status 2" "$RC" 2
 
 # --- record --baseline: the verdict becomes the exit status.
 rec "$WORK/bl-slow.data" slow --baseline "$WORK/base.data"
+if [ "$RC" -ne 1 ]; then
+	echo "# record --baseline slow: first try exit $RC, retried with a fresh base"
+	rec_ok "$WORK/base.data" base
+	rec "$WORK/bl-slow.data" slow --baseline "$WORK/base.data"
+fi
 expect_eq "record --baseline with a regression: exit status 1" "$RC" 1
 expect_match "record --baseline prints the verdict" "$(cat "$WORK/rec.err")" '^FAIL: 1 regression'
 # One A/A comparison: like the A/A diffs above it may raise a false alarm
@@ -206,7 +227,13 @@ expect_eq "record --baseline with a missing baseline: exit 2 before recording" \
 
 # --- The relevance criterion 'regressed': with --baseline, the detail phase
 # selects the function that got slower, and the selection log says why.
+# A miss gets one fresh base, for the host's noise above.
 rec "$WORK/rg-slow.data" slow --baseline "$WORK/base.data" --select regressed
+if [ "$RC" -ne 1 ]; then
+	echo "# --select regressed: first try exit $RC, retried: $(grep -A3 '^REGRESSIONS\|^Common' "$WORK/rec.err" | tr '\n' ' ')"
+	rec_ok "$WORK/base.data" base
+	rec "$WORK/rg-slow.data" slow --baseline "$WORK/base.data" --select regressed
+fi
 expect_eq "--select regressed --baseline: exit status 1 (the regression)" "$RC" 1
 "$ADAPTRACE" report "$WORK/rg-slow.data" --selection --json >"$WORK/rg.sel" 2>"$WORK/rg.err"
 expect_match "--select regressed: f17 entered the detail phase as regressed" \
