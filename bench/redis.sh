@@ -2,7 +2,10 @@
 # A real workload: Debian's redis-server under redis-benchmark on loopback,
 # untraced and traced with -b over every function of redis-server (.dynsym),
 # with and without an overhead budget. Prints requests/s medians and the
-# throughput relative to untraced. Configurations are interleaved.
+# throughput relative to untraced, also per pair (each traced run against the
+# untraced run before it), and CPU time per request: redis-server's, the
+# recorder's and all CPUs'. On a shared host the CPU per request moves far
+# less between runs than requests/s. Configurations are interleaved.
 #
 # Usage: bench/redis.sh [-r RUNS] [-n REQUESTS] [-c CLIENTS] [-k CONFIG,...] [-o RESULTS_DIR] [-t]
 #   configurations: none, coarse (every function), budget (--budget 5)
@@ -56,7 +59,14 @@ up=0
 for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && { up=1; break; }; sleep 0.1; done
 ((up)) || { echo "redis.sh: redis-server did not start on port $port: $(tail -n 1 "$tmp/redis.log")" >&2; exit 1; }
 
-# bench_once: requests/s of SET and GET together (the mean of the two).
+hz=$(getconf CLK_TCK)
+# cpu_ticks PID: the process's user and system time, all its threads (0 without one).
+cpu_ticks() { [[ -n $1 && -r /proc/$1/stat ]] && awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" || echo 0; }
+# busy_ticks: all CPUs' time not idle, steal left out (the host's, not ours).
+busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
+
+# bench_once: requests/s of SET and GET together (the mean of the two),
+# then CPU per request: redis-server's, the recorder's and all CPUs' (us).
 # With -t, the event loop's turns per request go to $tmp/turns.
 bench_once() {
 	local perf=
@@ -65,8 +75,14 @@ bench_once() {
 		perf=$!
 		sleep 0.5
 	fi
-	redis-benchmark -h 127.0.0.1 -p "$port" -n "$requests" -c "$clients" -t set,get --csv -q 2>/dev/null |
-		awk -F'"' '/^"(SET|GET)"/ { s += $4; n++ } END { if (n) printf "%.0f\n", s / n; else print "fail" }'
+	local r0 a0 m0 r1 a1 m1 v
+	r0=$(cpu_ticks "$rpid") a0=$(cpu_ticks "${at_pid:-}") m0=$(busy_ticks)
+	v=$(redis-benchmark -h 127.0.0.1 -p "$port" -n "$requests" -c "$clients" -t set,get --csv -q 2>/dev/null |
+		awk -F'"' '/^"(SET|GET)"/ { s += $4; n++ } END { if (n) printf "%.0f\n", s / n; else print "fail" }')
+	r1=$(cpu_ticks "$rpid") a1=$(cpu_ticks "${at_pid:-}") m1=$(busy_ticks)
+	# CPU per request in us: redis-server's, the recorder's, all CPUs' busy time.
+	awk -v v="$v" -v r=$((r1 - r0)) -v a=$((a1 - a0)) -v m=$((m1 - m0)) -v n=$((2 * requests)) -v hz="$hz" \
+		'BEGIN { u = 1e6 / hz / n; printf "%s %.2f %.2f %.2f\n", v, r * u, a * u, m * u }'
 	if [[ -n $perf ]]; then
 		# perf stat reports when its command ends; SIGINT does not reach a background job.
 		pkill -TERM -P "$perf" sleep; wait "$perf" 2>/dev/null
@@ -147,26 +163,35 @@ run_one() {
 }
 
 IFS=, read -r -a cfgs <<<"$configs"
-declare -A vals
+declare -A vals rcpu acpu mcpu pair
 for ((i = 1; i <= runs; i++)); do
 	for c in "${cfgs[@]}"; do
-		v=$(run_one "$c")
-		vals[$c]+="$v "
-		echo "redis.sh: run $i/$runs $c: $v requests/s" >&2
+		read -r v r a m <<<"$(run_one "$c")"
+		vals[$c]+="$v " rcpu[$c]+="$r " acpu[$c]+="$a " mcpu[$c]+="$m "
+		# Each traced run against the untraced run just before it.
+		[[ $c != none && -n ${last_none:-} && $v =~ ^[0-9]+$ ]] &&
+			pair[$c]+="$(awk -v a="$v" -v b="$last_none" 'BEGIN { printf "%.1f", 100 * a / b }') "
+		[[ $c == none && $v =~ ^[0-9]+$ ]] && last_none=$v
+		echo "redis.sh: run $i/$runs $c: $v requests/s; CPU per request: redis $r us, recorder $a us, all CPUs $m us" >&2
 	done
 done
-med() { tr ' ' '\n' <<<"$1" | { grep -E '^[0-9]+$' || true; } | sort -n | awk '{a[NR]=$1} END{if(!NR)print "-"; else print NR%2?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
+med() { tr ' ' '\n' <<<"$1" | { grep -E '^[0-9.]+$' || true; } | sort -g | awk '{a[NR]=$1} END{if(!NR)print "-"; else print NR%2?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
+pct() { awk -v m="$1" -v b="$2" 'BEGIN { print (b+0 > 0 && m+0 > 0) ? sprintf("%.1f %%", 100 * m / b) : "-" }'; }
 nfuncs=$("$ADAPTRACE" list -b "$REDIS" 2>&1 >/dev/null | grep -o '^[0-9]* functions' || true)
 {
-	echo "| configuration | requests/s (median of $runs) | vs untraced |"
-	echo "|---|---:|---:|"
-	base=$(med "${vals[none]:-}")
+	echo "| configuration | requests/s (median of $runs) | vs untraced | per pair (median) | redis CPU us/request | vs untraced | recorder CPU us/request | all CPUs us/request |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+	base=$(med "${vals[none]:-}") rbase=$(med "${rcpu[none]:-}")
 	for c in "${cfgs[@]}"; do
-		m=$(med "${vals[$c]}")
-		case $c in none) l="untraced" ;; coarse) l="adaptrace -b, all $nfuncs, coarse" ;;
+		m=$(med "${vals[$c]}") rm=$(med "${rcpu[$c]}")
+		p=$(med "${pair[$c]:-}")
+		case $c in none) l="untraced" p=- ;; coarse) l="adaptrace -b, all $nfuncs, coarse" ;;
 		budget) l="adaptrace -b, all $nfuncs, --budget 5" ;; esac
-		awk -v l="$l" -v m="$m" -v b="$base" 'BEGIN{ r = (b+0 > 0 && m+0 > 0) ? sprintf("%.1f %%", 100 * m / b) : "-"; printf "| %s | %s | %s |\n", l, m, r }'
+		[[ $p == - ]] || p="$p %"
+		echo "| $l | $m | $(pct "$m" "$base") | $p | $rm | $(pct "$rm" "$rbase") | $(med "${acpu[$c]}") | $(med "${mcpu[$c]}") |"
 	done
 	echo
-	echo "redis-benchmark -n $requests -c $clients -t set,get on loopback; requests/s is the mean of SET and GET; $(nproc) CPUs, kernel $(uname -r)."
+	echo "redis-benchmark -n $requests -c $clients -t set,get on loopback; requests/s is the mean of SET and GET;"
+	echo "per pair: each traced run against the untraced run before it; CPU is user and system time over the benchmark"
+	echo "(all CPUs: busy time, steal left out); $(nproc) CPUs, kernel $(uname -r)."
 } | tee ${outdir:+"$outdir/redis.md"}
