@@ -43,6 +43,7 @@ struct release {
 	bool window; /* a window's links */
 	atomic_bool done;
 	uint64_t ended;
+	uint64_t cpu_ns; /* the CPU time it took */
 	struct at_duty *d;
 	bool threaded;	    /* it runs in a thread of its own */
 	bool idle;	    /* it runs in the idle class (idle_release()) */
@@ -95,7 +96,9 @@ struct at_duty {
 	uint64_t normal_until;	    /* ... not before this, after late windows */
 	/* For ADAPTRACE_DEBUG: window releases (idle ones), their ns, quiesced ns. */
 	uint64_t nrel, nrel_idle, rel_ns, quiesce_ns, quiesced_at;
-	uint64_t narm, arm_ns;		 /* ... window attaches, their ns */
+	uint64_t narm, arm_ns; /* ... window attaches, their ns */
+	/* The CPU time of the windows' attaches and releases, and their probes. */
+	uint64_t arm_cpu_ns, rel_cpu_ns, arm_probes;
 	uint64_t nwinrel, normal_ns_sum; /* ... window releases begun, ns they stay normal */
 	uint64_t normal_for;
 	uint64_t late_epoch, late_sum; /* how late windows closed since late_epoch */
@@ -258,6 +261,22 @@ void at_duty_loop(struct at_duty *d, uint64_t *reads, uint64_t *turns)
 	*turns = r[AT_TURNS].all;
 }
 
+double at_duty_probe_cpu_ns(const struct at_duty *d)
+{
+	double per_window;
+
+	if (!d || !d->narm || !d->nrel || !d->arm_probes)
+		return AT_WINDOW_PROBE_NS;
+	per_window =
+	    (double)d->arm_cpu_ns / (double)d->narm + (double)d->rel_cpu_ns / (double)d->nrel;
+	return per_window / ((double)d->arm_probes / (double)d->narm);
+}
+
+double at_duty_windows_per_s(const struct at_duty *d, bool turnwise)
+{
+	return d ? (turnwise ? 2e9 : 1e9) / (double)d->period_ns : 0;
+}
+
 double at_duty_frac(const struct at_duty *d)
 {
 	return d ? d->frac : 1;
@@ -266,6 +285,11 @@ double at_duty_frac(const struct at_duty *d)
 uint64_t at_duty_moved_at(const struct at_duty *d)
 {
 	return d ? d->moved_at : 0;
+}
+
+uint32_t at_duty_ndemoted(const struct at_duty *d)
+{
+	return d ? d->ndemoted : 0;
 }
 
 uint32_t at_duty_nfuncs(const struct at_duty *d)
@@ -416,6 +440,7 @@ static void *release_main(void *p)
 {
 	struct release *r = p;
 	struct at_links *sets[4];
+	uint64_t cpu0 = at_thread_cpu_ns();
 	size_t nfds = 0;
 
 	for (size_t i = 0; i < r->nsets; i++) {
@@ -425,6 +450,7 @@ static void *release_main(void *p)
 	if (r->window && r->threaded && nfds == 1)
 		idle_release(r);
 	at_links_destroy_together(sets, r->nsets);
+	r->cpu_ns = at_thread_cpu_ns() - cpu0;
 	r->ended = at_now_ns();
 	atomic_store(&r->done, true);
 	return NULL;
@@ -574,6 +600,7 @@ static int reap(struct at_duty *d, uint64_t now)
 				d->nrel++;
 				d->nrel_idle += r->idle;
 				d->rel_ns += r->ended - r->started;
+				d->rel_cpu_ns += r->cpu_ns;
 			}
 			continue;
 		}
@@ -770,7 +797,7 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 		release_window(d, now);
 	if (!d->open && !d->lingering && now >= d->next_open && !window_releasing(d)) {
 		bool turn = d->turn_next && d->nturnwise;
-		uint64_t armed_from;
+		uint64_t armed_from, cpu0 = at_thread_cpu_ns();
 
 		d->slot += slot_ns(d);
 		if (d->slot + slot_ns(d) <= now)
@@ -787,6 +814,8 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 			d->narm++;
 			d->arm_ns += mid - armed_from;
 			d->window_arm_ns = mid - armed_from;
+			d->arm_cpu_ns += at_thread_cpu_ns() - cpu0;
+			d->arm_probes += d->window_probes;
 
 			if (d->nspans == d->cap) {
 				d->cap = d->cap ? 2 * d->cap : 16;
@@ -1086,15 +1115,17 @@ void at_duty_free(struct at_duty *d)
 		       (double)d->quiesce_ns / 1e6, d->o.hits_counted ? *d->o.hits_counted : 0,
 		       outside);
 	if (at_env_flag("ADAPTRACE_DEBUG") && d->nrel && d->o.hits_phase)
-		at_err("duty: %" PRIu64 " window attaches, %.1f ms on average; entries outside "
-		       "windows: %" PRIu64 " arming, %" PRIu64 " open, %" PRIu64
-		       " lingering, %" PRIu64
-		       " releasing; releases stay normal for %.2f ms on average (%u costliest)",
-		       d->narm, d->narm ? (double)d->arm_ns / 1e6 / (double)d->narm : 0.0,
-		       d->o.hits_phase[AT_WPHASE_ARMING], d->o.hits_phase[AT_WPHASE_OPEN],
-		       d->o.hits_phase[AT_WPHASE_LINGERING], d->o.hits_phase[AT_WPHASE_RELEASING],
-		       d->nwinrel ? (double)d->normal_ns_sum / 1e6 / (double)d->nwinrel : 0.0,
-		       d->nhot);
+		at_err(
+		    "duty: %" PRIu64 " window attaches, %.1f ms on average; entries outside "
+		    "windows: %" PRIu64 " arming, %" PRIu64 " open, %" PRIu64 " lingering, %" PRIu64
+		    " releasing; releases stay normal for %.2f ms on average (%u costliest); "
+		    "CPU per window: attach %.2f ms, release %.2f ms, %.1f us a probe",
+		    d->narm, d->narm ? (double)d->arm_ns / 1e6 / (double)d->narm : 0.0,
+		    d->o.hits_phase[AT_WPHASE_ARMING], d->o.hits_phase[AT_WPHASE_OPEN],
+		    d->o.hits_phase[AT_WPHASE_LINGERING], d->o.hits_phase[AT_WPHASE_RELEASING],
+		    d->nwinrel ? (double)d->normal_ns_sum / 1e6 / (double)d->nwinrel : 0.0, d->nhot,
+		    d->narm ? (double)d->arm_cpu_ns / 1e6 / (double)d->narm : 0.0,
+		    (double)d->rel_cpu_ns / 1e6 / (double)d->nrel, at_duty_probe_cpu_ns(d) / 1e3);
 	at_links_destroy(&d->exact);
 	at_links_destroy(&d->window);
 	free(d->demoted);

@@ -30,6 +30,12 @@ struct bpf_program;
  * probes, this share of their cost, come out; then it goes idle.
  */
 #define AT_HOT_SHARE 0.8
+/*
+ * The loader's CPU time to put one probe in for a window and take it out
+ * again, before the windows have measured it: about 40 us here (a
+ * breakpoint write and its TLB flush, each way).
+ */
+#define AT_WINDOW_PROBE_NS 40000.0
 /* Turns in a controller step that tell a function run 1-3 times a turn. */
 #define AT_TURNWISE_MIN_TURNS 20
 
@@ -93,9 +99,15 @@ int at_duty_demote(struct at_duty *d, const bool *demote, const bool *turnwise, 
 		   double frac, struct at_links *entry, struct at_links *ret,
 		   struct at_links *detail, uint64_t now, char *err, size_t errlen);
 bool at_duty_is_demoted(const struct at_duty *d, uint32_t id);
+/* How many functions the windows probe. */
+uint32_t at_duty_ndemoted(const struct at_duty *d);
 /* The target's socket reads and turns of its event loop (ends) so far; 0 when not counted. */
 void at_duty_loop(struct at_duty *d, uint64_t *reads, uint64_t *turns);
 double at_duty_frac(const struct at_duty *d);
+/* What a probe costs the loader per window (ns of CPU), as measured so far. */
+double at_duty_probe_cpu_ns(const struct at_duty *d);
+/* Windows per second that probe a function (turnwise: the turn windows too). */
+double at_duty_windows_per_s(const struct at_duty *d, bool turnwise);
 /* CLOCK_MONOTONIC ns of the last move's flip to the new always-on links (0: none). */
 uint64_t at_duty_moved_at(const struct at_duty *d);
 /* Functions it can move: ids below this. */

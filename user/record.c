@@ -825,10 +825,15 @@ static uint64_t apply_duty(struct recorder *r, uint64_t now)
 		at_links_destroy(&detail);
 		return 0;
 	}
-	if (!r->o->quiet)
+	if (!r->o->quiet && moved == at_duty_ndemoted(r->duty))
 		at_err("coarse budget: %u function%s cost more than --budget allows; probed "
 		       "%.1f %% of the time from now on, their figures become estimates",
 		       moved, moved == 1 ? "" : "s", 100 * at_duty_frac(r->duty));
+	else if (!r->o->quiet)
+		at_err("coarse budget: %u more function%s cost more than --budget allows (%u in "
+		       "windows); probed %.1f %% of the time from now on",
+		       moved, moved == 1 ? "" : "s", at_duty_ndemoted(r->duty),
+		       100 * at_duty_frac(r->duty));
 	return at_duty_moved_at(r->duty);
 }
 

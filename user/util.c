@@ -105,6 +105,11 @@ uint64_t at_wall_ns(void)
 	return clock_ns(CLOCK_REALTIME);
 }
 
+uint64_t at_thread_cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
 char *at_fmt_ns(char *buf, size_t len, double ns)
 {
 	if (ns < 1e3)

@@ -32,9 +32,10 @@ char *at_xstrdup(const char *s);
 /* Shell-style glob (fnmatch). */
 bool at_glob_match(const char *pattern, const char *s);
 
-/* CLOCK_MONOTONIC and CLOCK_REALTIME in ns. */
+/* CLOCK_MONOTONIC, CLOCK_REALTIME and the calling thread's CPU time in ns. */
 uint64_t at_now_ns(void);
 uint64_t at_wall_ns(void);
+uint64_t at_thread_cpu_ns(void);
 
 /* Human duration like "1.23ms" into buf; returns buf. */
 char *at_fmt_ns(char *buf, size_t len, double ns);
