@@ -292,6 +292,13 @@ static double turn_callers_estimate(const struct at_duty_est *d, const bool *tur
 	return under * all / on;
 }
 
+/* How rp_callers_estimate() splits a function's read-path calls. */
+struct rp_split {
+	double wshare, wpart, wvar; /* under the callers that go by the writes */
+	double tshare, tpart, tvar; /* under the turn callers */
+	double tw_share;	    /* the part of tshare that went by the writes */
+};
+
 /*
  * A function's calls under the callers that go by the writes (writes[id])
  * and under the turn callers (turns[id]; n ids), from the windows' read
@@ -309,12 +316,6 @@ static double turn_callers_estimate(const struct at_duty_est *d, const bool *tur
  * turns sent listDelNode 1.7-3.3 times over. False, all 0, when it cannot
  * tell; the shares are of the function's calls on the read path.
  */
-struct rp_split {
-	double wshare, wpart, wvar; /* under the callers that go by the writes */
-	double tshare, tpart, tvar; /* under the turn callers */
-	double tw_share;	    /* the part of tshare that went by the writes */
-};
-
 static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes, const bool *turns,
 				size_t n, struct rp_split *r)
 {

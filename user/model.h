@@ -317,7 +317,6 @@ enum at_yardstick {
 	AT_BY_WAKES = 3, /* wakeups of the event loop */
 };
 
-/* A function's calls while the windows were open under one innermost caller. */
 /*
  * A function's window calls under one caller, summed over the intervals.
  * For the read path's also the intervals with such calls, and the sums of
