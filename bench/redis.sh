@@ -24,6 +24,8 @@
 # one probing window a second instead of five). Needs root.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/redis_lib.sh
+. "$here/redis_lib.sh"
 ADAPTRACE=${ADAPTRACE:-$here/../adaptrace}
 REDIS=${REDIS:-/usr/bin/redis-server}
 runs=3 requests=200000 configs=none,coarse,budget outdir= turns=0 clients=50
@@ -43,11 +45,7 @@ command -v redis-benchmark >/dev/null && [[ -x $REDIS ]] ||
 (( EUID == 0 )) || { echo "redis.sh: needs root (uprobes)" >&2; exit 3; }
 
 tmp=$(mktemp -d /tmp/adaptrace-redis.XXXXXX)
-# Below the ephemeral range (32768-60999), where a client's port may sit.
-port=$((20000 + $$ % 12000))
-"$REDIS" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
-	--logfile "$tmp/redis.log" &
-rpid=$!
+redis_start
 at_pid=
 cleanup() {
 	[[ -n $at_pid ]] && kill -INT "$at_pid" 2>/dev/null && wait "$at_pid" 2>/dev/null
@@ -55,13 +53,9 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-up=0
-for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && { up=1; break; }; sleep 0.1; done
-((up)) || { echo "redis.sh: redis-server did not start on port $port: $(tail -n 1 "$tmp/redis.log")" >&2; exit 1; }
+redis_wait redis.sh
 
 hz=$(getconf CLK_TCK)
-# cpu_ticks PID: the process's user and system time, all its threads (0 without one).
-cpu_ticks() { [[ -n $1 && -r /proc/$1/stat ]] && awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" || echo 0; }
 # busy_ticks: all CPUs' time not idle, steal left out (the host's, not ours).
 busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
 

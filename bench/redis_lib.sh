@@ -1,0 +1,24 @@
+# shellcheck shell=bash
+# Sourced by redis.sh and redis_blocks.sh: a redis-server of their own, and CPU time from /proc.
+
+# redis_start: $REDIS on a port of its own, logging to $tmp/redis.log; sets port and rpid.
+redis_start() {
+	# Below the ephemeral range (32768-60999), where a client's port may sit.
+	port=$((20000 + $$ % 12000))
+	"$REDIS" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
+		--logfile "$tmp/redis.log" &
+	rpid=$!
+}
+
+# redis_wait NAME: wait up to 5 s for it to answer; NAME's one-line error and exit 1 if not.
+redis_wait() {
+	local _
+	for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && return 0; sleep 0.1; done
+	local why
+	why=$(tail -n 1 "$tmp/redis.log" 2>/dev/null) || true
+	echo "$1: redis-server ($REDIS) did not start on port $port: ${why:-it wrote no log}" >&2
+	exit 1
+}
+
+# cpu_ticks PID: the process's user and system time, all its threads (0 without one).
+cpu_ticks() { [[ -n $1 && -r /proc/$1/stat ]] && awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" || echo 0; }
