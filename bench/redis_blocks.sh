@@ -62,35 +62,43 @@ commands() { redis-cli -p "$port" info stats | awk -F: '/^total_commands_process
 # block: commands/s over $secs, then redis's and the recorder's CPU per command (us).
 block() {
 	local c0 c1 t0 t1 r0 r1 a0 a1
+	kill -0 "$lpid" 2>/dev/null || { echo "redis_blocks.sh: redis-benchmark stopped; is redis-server still up?" >&2; exit 1; }
 	c0=$(commands) t0=$(date +%s%N) r0=$(cpu_ticks "$rpid") a0=$(cpu_ticks "${at_pid:-}")
 	sleep "$secs"
 	c1=$(commands) t1=$(date +%s%N) r1=$(cpu_ticks "$rpid") a1=$(cpu_ticks "${at_pid:-}")
 	awk -v c=$((c1 - c0)) -v t=$((t1 - t0)) -v r=$((r1 - r0)) -v a=$((a1 - a0)) -v hz="$hz" \
-		'BEGIN { printf "%.0f %.2f %.2f\n", c / (t / 1e9), r * 1e6 / hz / c, a * 1e6 / hz / c }'
+		'BEGIN { if (c < 1) c = 1; printf "%.0f %.2f %.2f\n", c / (t / 1e9), r * 1e6 / hz / c, a * 1e6 / hz / c }'
 }
 
 start_recorder() {
 	"$ADAPTRACE" record -b "$REDIS" --budget 5 ${BUDGET_EXTRA:-} -o "$tmp/b.data" \
 		>/dev/null 2>"$tmp/b.err" &
 	at_pid=$!
-	for _ in $(seq 600); do grep -q '^adaptrace: tracing ' "$tmp/b.err" && break; sleep 0.1; done
+	for _ in $(seq 600); do
+		grep -q '^adaptrace: tracing ' "$tmp/b.err" && break
+		kill -0 "$at_pid" 2>/dev/null || return 0
+		sleep 0.1
+	done
 	# The budget acts after 3 s over it; then 3 s more while the old links go.
 	local acted=0
 	for _ in $(seq 300); do
 		((acted == 0)) && grep -q 'coarse budget: ' "$tmp/b.err" && acted=$SECONDS
 		((acted > 0 && SECONDS - acted >= 3)) && break
+		kill -0 "$at_pid" 2>/dev/null || return 0
 		sleep 0.1
 	done
 }
 
+# stop_recorder N: false when the recorder had not traced the whole block.
 stop_recorder() {
-	local rc=0
-	kill -0 "$at_pid" 2>/dev/null || echo "redis_blocks.sh: the recorder exited early: $(tail -n 2 "$tmp/b.err" | tr '\n' ' ')" >&2
+	local rc=0 ok=1
+	kill -0 "$at_pid" 2>/dev/null || { ok=0; echo "redis_blocks.sh: the recorder exited early: $(tail -n 2 "$tmp/b.err" | tr '\n' ' ')" >&2; }
 	kill -INT "$at_pid" 2>/dev/null; wait "$at_pid" || rc=$?; at_pid=
-	((rc == 0)) || echo "redis_blocks.sh: the recorder exited with status $rc" >&2
+	((rc == 0)) || { ok=0; echo "redis_blocks.sh: the recorder exited with status $rc" >&2; }
 	[[ -z $outdir ]] || cp "$tmp/b.err" "$outdir/block-$1.err"
 	rm -f "$tmp/b.data"
 	sleep 1
+	((ok))
 }
 
 sleep 3 # the load's first clients connect
@@ -100,19 +108,27 @@ ratios=() traced=() untraced=("$u_prev") rcpu=() acpu=()
 for ((i = 1; i <= pairs; i++)); do
 	start_recorder
 	read -r t tr ta <<<"$(block)"
-	stop_recorder "$i"
+	traced_ok=1
+	stop_recorder "$i" || traced_ok=0
 	read -r u ur _ <<<"$(block)"
+	if ((!traced_ok)); then
+		echo "redis_blocks.sh: pair $i/$pairs left out" >&2
+		u_prev=$u
+		continue
+	fi
 	ratio=$(awk -v t="$t" -v a="$u_prev" -v b="$u" 'BEGIN { printf "%.1f", 200 * t / (a + b) }')
 	echo "redis_blocks.sh: pair $i/$pairs: --budget 5 $t commands/s (redis $tr us/command, recorder $ta us); untraced $u_prev and $u (redis $ur us): $ratio %" >&2
 	ratios+=("$ratio") traced+=("$t") untraced+=("$u") rcpu+=("$tr") acpu+=("$ta")
 	u_prev=$u
 done
-med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{if(!NR)print "-"; else print NR%2?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
+med() { printf '%s\n' "$@" | { grep -E '^[0-9.]+$' || true; } | sort -g | awk '{a[NR]=$1} END{if(!NR)print "-"; else print NR%2?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
+rmed=$(med "${ratios[@]}")
+[[ $rmed == - ]] || rmed="$rmed %"
 {
 	echo "| $pairs blocks of ${secs} s | commands/s (median) | vs untraced (per pair, median) | pairs at 93 % or more | redis CPU us/command | recorder CPU us/command |"
 	echo "|---|---:|---:|---:|---:|---:|"
 	echo "| untraced | $(med "${untraced[@]}") | - | - | - | - |"
-	echo "| adaptrace -b --budget 5 | $(med "${traced[@]}") | $(med "${ratios[@]}") % | $(printf '%s\n' "${ratios[@]}" | awk '$1 >= 93' | wc -l) of $pairs | $(med "${rcpu[@]}") | $(med "${acpu[@]}") |"
+	echo "| adaptrace -b --budget 5 | $(med "${traced[@]}") | $rmed | $(printf '%s\n' "${ratios[@]}" | awk '$1 >= 93' | wc -l) of ${#ratios[@]} | $(med "${rcpu[@]}") | $(med "${acpu[@]}") |"
 	echo
 	echo "per pair: a traced block against the mean of the untraced blocks before and after it;"
 	echo "one redis-benchmark -l -n $requests -c $clients -t set,get throughout; $(nproc) CPUs, kernel $(uname -r)."
