@@ -7,12 +7,19 @@
 # recorder's and all CPUs'. On a shared host the CPU per request moves far
 # less between runs than requests/s. Configurations are interleaved.
 #
-# Usage: bench/redis.sh [-r RUNS] [-n REQUESTS] [-c CLIENTS] [-k CONFIG,...] [-o RESULTS_DIR] [-t]
+# Usage: bench/redis.sh [-r RUNS] [-n REQUESTS] [-c CLIENTS] [-k CONFIG,...] [-o RESULTS_DIR] [-t] [-R REQUESTS]
 #   configurations: none, coarse (every function), budget (--budget 5)
 #   CLIENTS: redis-benchmark's connections (default 50)
 #   RESULTS_DIR gets the table (redis.md) and the recordings, named by the
 #   SETs sent (as many GETs), for bench/counts.sh, each with the recorder's
 #   stderr (.err)
+#   -R REQUESTS (with -t and -o): first record bench/counts.sh -1's two
+#   full-probe references on this same redis-server, with REQUESTS SETs and
+#   GETs: at CLIENTS connections (DIR/refN-*.data) and at one (DIR/ref1-*.data).
+#   A redis-server seeds its hash tables at random, so some functions' calls
+#   per request differ from one server to the next (dictSdsKeyCaseCompare:
+#   1 or 1.5, as the command table's buckets fall); references from another
+#   server would count that as an error of the estimates.
 #   -t: count the turns of redis's event loop (epoll_wait calls, with perf)
 #   per request, and compare beforeSleep's estimate (once a turn) with them.
 #   A recording's name then also gets the turns made while it ran
@@ -28,12 +35,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/redis_lib.sh"
 ADAPTRACE=${ADAPTRACE:-$here/../adaptrace}
 REDIS=${REDIS:-/usr/bin/redis-server}
-runs=3 requests=200000 configs=none,coarse,budget outdir= turns=0 clients=50
-while getopts "r:n:c:k:o:th" opt; do
+runs=3 requests=200000 configs=none,coarse,budget outdir= turns=0 clients=50 refreq= save_as=
+while getopts "r:n:c:k:o:tR:h" opt; do
 	case $opt in
 	r) runs=$OPTARG ;; n) requests=$OPTARG ;; k) configs=$OPTARG ;; o) outdir=$OPTARG ;;
 	c) clients=$OPTARG ;;
 	t) turns=1 ;;
+	R) refreq=$OPTARG ;;
 	*) sed -n '/^# Usage:/,/^# Environment/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 	esac
 done
@@ -43,6 +51,8 @@ command -v redis-benchmark >/dev/null && [[ -x $REDIS ]] ||
 ((turns == 0)) || command -v perf >/dev/null ||
 	{ echo "redis.sh: -t needs perf (apt-get install linux-perf)" >&2; exit 2; }
 (( EUID == 0 )) || { echo "redis.sh: needs root (uprobes)" >&2; exit 3; }
+[[ -z $refreq ]] || { [[ $refreq =~ ^[1-9][0-9]*$ ]] && ((turns)) && [[ -n $outdir ]]; } ||
+	{ echo "redis.sh: -R takes a number of requests, and needs -t and -o" >&2; exit 2; }
 
 tmp=$(mktemp -d /tmp/adaptrace-redis.XXXXXX)
 redis_start
@@ -148,7 +158,7 @@ run_one() {
 		((turns)) && turn_check "$tmp/$cfg.data" "$sets"
 		# Keep the recording, named by its SET count (and turns), for bench/counts.sh.
 		if [[ -n $outdir ]]; then
-			local name=$outdir/$cfg-$sets-sets$rturns.$(date +%s%N)
+			local name=$outdir/${save_as:-$cfg}-$sets-sets$rturns.$(date +%s%N)
 			cp "$tmp/$cfg.data" "$name.data"
 			cp "$tmp/$cfg.err" "$name.err"
 		fi
@@ -157,6 +167,16 @@ run_one() {
 }
 
 IFS=, read -r -a cfgs <<<"$configs"
+if [[ -n $refreq ]]; then
+	# counts.sh -1's references, on this redis-server (see -R above).
+	saved=("$requests" "$clients")
+	requests=$refreq save_as=ref$clients
+	run_one coarse >/dev/null
+	clients=1 save_as=ref1
+	run_one coarse >/dev/null
+	requests=${saved[0]} clients=${saved[1]} save_as=
+	echo "redis.sh: references in $outdir/ref$clients-* and $outdir/ref1-*" >&2
+fi
 declare -A vals rcpu acpu mcpu pair
 for ((i = 1; i <= runs; i++)); do
 	for c in "${cfgs[@]}"; do
