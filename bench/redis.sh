@@ -123,7 +123,7 @@ run_one() {
 		# Not -q: the budget's "coarse budget:" line tells when it has acted.
 		"$ADAPTRACE" record -b "$REDIS" "${extra[@]}" -o "$tmp/$cfg.data" >/dev/null 2>"$tmp/$cfg.err" &
 		at_pid=$!
-		for _ in $(seq 600); do grep -q '^adaptrace: tracing ' "$tmp/$cfg.err" && break; sleep 0.1; done
+		recorder_up "$tmp/$cfg.err" "$at_pid" || true # an early exit is reported below
 		local sets=0 rperf= rturns=
 		if ((turns)); then
 			perf stat -x, -e syscalls:sys_enter_epoll_wait -p "$rpid" -o "$tmp/perf-rec" -- sleep 100000 2>/dev/null &
@@ -189,7 +189,6 @@ for ((i = 1; i <= runs; i++)); do
 		echo "redis.sh: run $i/$runs $c: $v requests/s; CPU per request: redis $r us, recorder $a us, all CPUs $m us" >&2
 	done
 done
-med() { tr ' ' '\n' <<<"$1" | { grep -E '^[0-9.]+$' || true; } | sort -g | awk '{a[NR]=$1} END{if(!NR)print "-"; else print NR%2?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
 pct() { awk -v m="$1" -v b="$2" 'BEGIN { print (b+0 > 0 && m+0 > 0) ? sprintf("%.1f %%", 100 * m / b) : "-" }'; }
 nfuncs=$("$ADAPTRACE" list -b "$REDIS" 2>&1 >/dev/null | grep -o '^[0-9]* functions' || true)
 {

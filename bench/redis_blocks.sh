@@ -74,11 +74,7 @@ start_recorder() {
 	"$ADAPTRACE" record -b "$REDIS" --budget 5 ${BUDGET_EXTRA:-} -o "$tmp/b.data" \
 		>/dev/null 2>"$tmp/b.err" &
 	at_pid=$!
-	for _ in $(seq 600); do
-		grep -q '^adaptrace: tracing ' "$tmp/b.err" && break
-		kill -0 "$at_pid" 2>/dev/null || return 0
-		sleep 0.1
-	done
+	recorder_up "$tmp/b.err" "$at_pid" || return 0 # stop_recorder reports it
 	# The budget acts after 3 s over it; then 3 s more while the old links go.
 	local acted=0
 	for _ in $(seq 300); do
@@ -121,7 +117,6 @@ for ((i = 1; i <= pairs; i++)); do
 	ratios+=("$ratio") traced+=("$t") untraced+=("$u") rcpu+=("$tr") acpu+=("$ta")
 	u_prev=$u
 done
-med() { printf '%s\n' "$@" | { grep -E '^[0-9.]+$' || true; } | sort -g | awk '{a[NR]=$1} END{if(!NR)print "-"; else print NR%2?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
 rmed=$(med "${ratios[@]}")
 [[ $rmed == - ]] || rmed="$rmed %"
 {

@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# Sourced by redis.sh and redis_blocks.sh: a redis-server of their own, and CPU time from /proc.
+# Sourced by redis.sh and redis_blocks.sh: a redis-server of their own, the recorder's start,
+# CPU time from /proc, and medians.
 
 # redis_start: $REDIS on a port of its own, logging to $tmp/redis.log; sets port and rpid.
 redis_start() {
@@ -22,3 +23,16 @@ redis_wait() {
 
 # cpu_ticks PID: the process's user and system time, all its threads (0 without one).
 cpu_ticks() { [[ -n $1 && -r /proc/$1/stat ]] && awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" || echo 0; }
+
+# recorder_up ERRFILE PID: wait up to 60 s for the recorder's "tracing" line; false if it exited.
+recorder_up() {
+	local _
+	for _ in $(seq 600); do
+		grep -q '^adaptrace: tracing ' "$1" && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+	done
+}
+
+# med VALUE...: the median of the numbers among the values (words), or - without any.
+med() { tr ' ' '\n' <<<"$*" | { grep -E '^[0-9.]+$' || true; } | sort -g | awk '{a[NR]=$1} END{if(!NR)print "-"; else print NR%2?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
