@@ -7,8 +7,13 @@
  * calls get_key() once. Prints "sets=N" and "gets=M", the exact numbers of
  * requests served. Traced with --budget, the per-request functions cost
  * more than the budget allows: the test target for estimates by socket
- * reads and their size classes.
- * Usage: reqmix [SECONDS]
+ * reads and their size classes. With "stale", the main thread serves the
+ * first 70 % of the run in serve_first(), across the budget's move to new
+ * links, which takes its return probe away, and the rest through an
+ * untraced serve(): serve_first()'s frame, left above the handlers' stack
+ * pointer, must not pass for their caller. A last serve_first() call at
+ * the end, at the same stack pointer, returns at once.
+ * Usage: reqmix [SECONDS [stale]]
  */
 #include <sys/socket.h>
 
@@ -47,6 +52,36 @@ TRACED void handle_get(void)
 	get_key();
 }
 
+/* Serve one request; 0 at the end of the stream. */
+static int serve_one(void)
+{
+	char buf[64];
+	ssize_t n = recv(fds[0], buf, sizeof(buf), 0);
+
+	if (n <= 0)
+		return 0;
+	if (n == SET_LEN)
+		handle_set();
+	else
+		handle_get();
+	return 1;
+}
+
+TRACED int serve_first(uint64_t until)
+{
+	while (now_ns() < until)
+		if (!serve_one())
+			return 0;
+	return 1;
+}
+
+static __attribute__((noinline)) void serve(void)
+{
+	while (serve_one())
+		;
+	OPAQUE();
+}
+
 static void *client(void *arg)
 {
 	char msg[SET_LEN] = {0};
@@ -63,21 +98,18 @@ static void *client(void *arg)
 
 int main(int argc, char **argv)
 {
-	char buf[64];
+	int stale = argc > 2 && !strcmp(argv[2], "stale");
 	pthread_t th;
-	ssize_t n;
 
 	if (argc > 1)
 		secs = atof(argv[1]);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, fds) < 0)
 		return 1;
 	pthread_create(&th, NULL, client, NULL);
-	while ((n = recv(fds[0], buf, sizeof(buf), 0)) > 0) {
-		if (n == SET_LEN)
-			handle_set();
-		else
-			handle_get();
-	}
+	if (!stale || serve_first(now_ns() + (uint64_t)(secs * 0.7e9)))
+		serve();
+	if (stale)
+		serve_first(0);
 	pthread_join(th, NULL);
 	printf("sets=%lu\ngets=%lu\n", n_set, n_get);
 	return 0;
