@@ -465,7 +465,10 @@ static __always_inline void count_caller(struct shadow_stack *s, __u32 depth, __
 static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 {
 	__u32 id = cookie & AT_COOKIE_ID_MASK;
-	__u64 sp = PT_REGS_SP(ctx);
+	/* A call site's call has not pushed its return address yet. */
+	__u64 sp =
+	    PT_REGS_SP(ctx) -
+	    ((cookie & (AT_COOKIE_CALLSITE | AT_COOKIE_TAILSITE)) == AT_COOKIE_CALLSITE ? 8 : 0);
 	struct shadow_stack *s;
 	struct at_fstats *st;
 	struct frame *f;
@@ -491,6 +494,8 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 		__sync_fetch_and_add(&window_hits_counted, 1);
 	}
 	st->calls++;
+	if ((cookie & AT_COOKIE_CALLSITE) && !by_time && !rp)
+		return 1;
 	if (returns_off || quiesce) {
 		diag_inc(AT_DIAG_ABANDONED);
 		return 1;
@@ -513,6 +518,9 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 	}
 	if (by_time || rp)
 		count_caller(s, depth, id, sp, by_time, rp);
+	/* Counted at its call site: no frame, no return (a leaf: no callee needs it). */
+	if (cookie & AT_COOKIE_CALLSITE)
+		return 1;
 	for (int i = 0; i < AT_MAX_DEPTH && i < depth; i++) {
 		if (frame_at(s, i)->id == id) {
 			outer = 0;

@@ -33,6 +33,13 @@
 #define AT_COOKIE_GEN_MASK  0xffULL
 /* A probing window's link: counts only while the loader says the window is open. */
 #define AT_COOKIE_WINDOW (1ULL << 35)
+/*
+ * A window probe at a call site of the function (user/callsites.h): it
+ * counts the call, entered at sp - 8, and has no return. TAILSITE: a jump
+ * there, entered at sp.
+ */
+#define AT_COOKIE_CALLSITE (1ULL << 36)
+#define AT_COOKIE_TAILSITE (1ULL << 37)
 /* Where a probing window is (the loader says), for the entries it pays for and does not count. */
 enum at_window_phase {
 	AT_WPHASE_NONE,	     /* no window links */

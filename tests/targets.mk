@@ -60,3 +60,7 @@ FIFTY_DEFS_twice := -DTWICE_FN=33
 $(TD)/ab/%/fifty: targets/fifty.c $(TARGET_HDRS)
 	mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) $(FIFTY_DEFS_$*) $< -o $@
+
+# -O2: tail() reaches leaf_direct() by a jmp, a call site of its own.
+$(TD)/callsites: targets/callsites.c $(TARGET_HDRS) | $(TD)
+	$(CC) $(TARGET_CFLAGS) -O2 -foptimize-sibling-calls $< -o $@

@@ -65,6 +65,7 @@ struct at_duty {
 	bool *demoted;
 	bool *turnwise;		/* demoted, and probed in the turn windows too */
 	double *cost;		/* probe cost when always probed, as last planned */
+	bool *at_calls;		/* demoted, and its windows count it at its call sites */
 	uint32_t *order;	/* every id, the order a window's link lists them in */
 	bool cost_order;	/* windows arm and release the costliest first */
 	uint32_t nhot;		/* the costliest demoted: AT_HOT_SHARE of their cost */
@@ -190,6 +191,7 @@ struct at_duty *at_duty_new(const struct at_duty_opts *o)
 	d->demoted = at_xcalloc(o->n + 1, sizeof(*d->demoted));
 	d->turnwise = at_xcalloc(o->n + 1, sizeof(*d->turnwise));
 	d->cost = at_xcalloc(o->n + 1, sizeof(*d->cost));
+	d->at_calls = at_xcalloc(o->n + 1, sizeof(*d->at_calls));
 	d->order = at_xcalloc(o->n + 1, sizeof(*d->order));
 	for (uint32_t id = 0; id < o->n; id++)
 		d->order[id] = id;
@@ -348,6 +350,28 @@ static void order_by_cost(struct at_duty *d)
 }
 
 /*
+ * Whether the windows count function id at its call sites: they each cost
+ * the loader a probe write in and out per window (about 20 us of CPU
+ * here), and save what single-stepping its calls in the windows costs
+ * over an emulated call, about 0.9 of its probe cost (cost[id] per step of
+ * step_s when always probed) times the windows' share of the time.
+ * redis: LRU_CLOCK (6 sites, 3.5 calls a request) and siphash (1) are
+ * worth it; zmalloc_used_memory (26 sites, 1 a request) is not.
+ */
+static bool worth_calls(const struct at_duty *d, uint32_t id)
+{
+	const struct at_callsites *c = d->o.sites[id].calls;
+	double saved, extra;
+
+	if (!c || !c->n || !(d->o.step_s > 0))
+		return false;
+	saved = d->cost[id] / d->o.step_s * 0.9 * d->frac;
+	extra = (double)(c->n - 1) * at_duty_probe_cpu_ns(d) *
+		at_duty_windows_per_s(d, d->turnwise[id]);
+	return saved > extra;
+}
+
+/*
  * Session links on the functions whose demoted[id] == want (turn: those
  * turnwise too), per binary; *nprobes gets their number. A window's go in
  * d->order, costliest first: the kernel arms and releases a link's probes
@@ -357,16 +381,22 @@ static void order_by_cost(struct at_duty *d)
 static int attach_set(struct at_duty *d, bool want, bool turn, uint32_t gen, struct at_links *out,
 		      uint32_t *nprobes, char *err, size_t errlen)
 {
-	uint64_t *offs = at_xcalloc(d->o.n + 1, sizeof(*offs));
-	uint64_t *cookies = at_xcalloc(d->o.n + 1, sizeof(*cookies));
-	bool *refused = at_xcalloc(d->o.n + 1, sizeof(*refused));
+	size_t max = d->o.n + 1;
+	uint64_t *offs, *cookies;
+	bool *refused;
 	uint32_t nbins = 0;
 	int rc = 0;
 
 	*nprobes = 0;
-	for (uint32_t id = 0; id < d->o.n; id++)
+	for (uint32_t id = 0; id < d->o.n; id++) {
 		if (d->o.sites[id].bin + 1 > nbins)
 			nbins = d->o.sites[id].bin + 1;
+		if (d->o.sites[id].calls)
+			max += d->o.sites[id].calls->n;
+	}
+	offs = at_xcalloc(max, sizeof(*offs));
+	cookies = at_xcalloc(max, sizeof(*cookies));
+	refused = at_xcalloc(max, sizeof(*refused));
 	for (uint32_t b = 0; b < nbins && !rc; b++) {
 		size_t k = 0;
 
@@ -374,12 +404,23 @@ static int attach_set(struct at_duty *d, bool want, bool turn, uint32_t gen, str
 			uint32_t id = want ? d->order[i] : i;
 			const struct at_duty_site *s = &d->o.sites[id];
 
+			uint64_t cookie = id | s->flags | ((uint64_t)gen << AT_COOKIE_GEN_SHIFT) |
+					  (want ? AT_COOKIE_WINDOW : 0);
+
 			if (s->bin != b || s->refused || d->demoted[id] != want ||
 			    (turn && !d->turnwise[id]))
 				continue;
+			if (want && d->at_calls[id]) {
+				for (uint32_t c = 0; c < s->calls->n; c++) {
+					offs[k] = s->calls->offs[c];
+					cookies[k] = cookie | AT_COOKIE_CALLSITE |
+						     (s->calls->tail[c] ? AT_COOKIE_TAILSITE : 0);
+					refused[k++] = false;
+				}
+				continue;
+			}
 			offs[k] = s->off;
-			cookies[k] = id | s->flags | ((uint64_t)gen << AT_COOKIE_GEN_SHIFT) |
-				     (want ? AT_COOKIE_WINDOW : 0);
+			cookies[k] = cookie;
 			refused[k++] = false;
 		}
 		*nprobes += k;
@@ -743,6 +784,18 @@ int at_duty_demote(struct at_duty *d, const bool *demote, const bool *turnwise, 
 		memcpy(d->cost, cost, d->o.n * sizeof(*d->cost));
 	order_by_cost(d);
 	at_duty_set_frac(d, frac);
+	{
+		uint32_t nfuncs = 0, nsites = 0;
+
+		for (uint32_t id = 0; id < d->o.n; id++) {
+			d->at_calls[id] = d->demoted[id] && worth_calls(d, id);
+			nfuncs += d->at_calls[id];
+			nsites += d->at_calls[id] ? d->o.sites[id].calls->n : 0;
+		}
+		if (nfuncs && at_env_flag("ADAPTRACE_DEBUG"))
+			at_err("duty: the windows count %u functions at %u call sites", nfuncs,
+			       nsites);
+	}
 	d->slot = now;
 	plan_open(d);
 	free(was);
@@ -1131,6 +1184,7 @@ void at_duty_free(struct at_duty *d)
 	free(d->demoted);
 	free(d->turnwise);
 	free(d->cost);
+	free(d->at_calls);
 	free(d->order);
 	free(d->since);
 	bpf_link__destroy(d->inputs);

@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "attach.h"
+#include "callsites.h"
 #include "model.h"
 
 struct bpf_program;
@@ -45,6 +46,8 @@ struct at_duty_site {
 	uint64_t off;	/* file offset of the probe */
 	uint64_t flags; /* cookie flags (AT_COOKIE_EXE_FILTER) */
 	bool refused;	/* the kernel will not probe it */
+	/* Its call sites (n > 0): the windows count it there, not at its single-stepped entry. */
+	const struct at_callsites *calls;
 };
 
 struct at_duty_opts {
@@ -69,6 +72,7 @@ struct at_duty_opts {
 	int wcallers_fd;	     /* window calls per function and innermost caller */
 	pid_t pid;		     /* 0: every process */
 	double period_s;	     /* one window per period */
+	double step_s; /* the controller's step, which at_duty_demote()'s cost[] covers */
 	/* Window entries counted, and paid for outside windows by phase (ADAPTRACE_DEBUG). */
 	const uint64_t *hits_counted;
 	const uint64_t *hits_phase; /* per enum at_window_phase */

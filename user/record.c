@@ -28,6 +28,7 @@
 
 #include "argspec.h"
 #include "attach.h"
+#include "callsites.h"
 #include "coarse.skel.h"
 #include "commands.h"
 #include "detailctl.h"
@@ -85,6 +86,7 @@ struct recorder {
 	struct at_dctl *dctl; /* detail phase; NULL when off */
 	struct at_duty *duty; /* coarse budget's duty cycle; NULL when off */
 	struct at_duty_site *sites;
+	struct at_callsites *callsites; /* per function id, for the windows */
 	const char **paths;
 	struct at_watch *watch; /* replaced binaries, exec of the target */
 	char exec_path[256];	/* what the target executed */
@@ -145,7 +147,10 @@ static void record_usage(FILE *f)
 	      "      --no-site-opt    probe every function's first instruction (default: move\n"
 	      "                       the probe past a single-stepped endbr64 or similar onto\n"
 	      "                       the first emulated instruction when that is provably\n"
-	      "                       equivalent; see 'adaptrace list' for each site)\n"
+	      "                       equivalent; see 'adaptrace list' for each site; and\n"
+	      "                       under --budget, count a single-stepped leaf of the\n"
+	      "                       executable at its call sites in the probing windows,\n"
+	      "                       when those are all its calls and that is cheaper)\n"
 	      "\n"
 	      "Detail phase (arguments, return values and durations of sampled calls):\n"
 	      "      --select EXPR    relevance expression choosing, every interval, which\n"
@@ -735,6 +740,55 @@ static void detach_all(struct recorder *r)
 	r->exit_link = NULL;
 }
 
+/*
+ * The call sites where the windows count the single-stepped functions of
+ * the executable, ids first..: an emulated call costs the target a twentieth
+ * of a single-stepped entry. Not in libraries, whose exported functions
+ * other objects call through their PLTs. ADAPTRACE_NO_CALLSITES=1 and
+ * --no-site-opt keep every entry probe.
+ */
+static void find_callsites(struct recorder *r, const struct at_target_bin *tb, uint32_t first)
+{
+	uint64_t *addr, *size;
+	uint32_t *ids, n = 0, q = 0, nsites = 0;
+	struct at_callsites *cs;
+	char err[AT_ERRLEN];
+
+	if (!tb->is_main || r->o->t.no_site_opt || at_env_flag("ADAPTRACE_NO_CALLSITES"))
+		return;
+	addr = at_xcalloc(tb->nsel + 1, sizeof(*addr));
+	size = at_xcalloc(tb->nsel + 1, sizeof(*size));
+	ids = at_xcalloc(tb->nsel + 1, sizeof(*ids));
+	for (size_t i = 0; i < tb->nsel; i++) {
+		const struct at_elf_func *f = &tb->elf.funcs[tb->sel[i]];
+
+		if (f->entry != AT_ENTRY_SSTEP || (tb->refused && tb->refused[i]))
+			continue;
+		addr[n] = f->addr;
+		size[n] = f->size;
+		ids[n++] = first + (uint32_t)i;
+	}
+	cs = at_xcalloc(n + 1, sizeof(*cs));
+	if (n && at_callsites_find(tb->attach_path, addr, size, n, cs, err, sizeof(err)))
+		at_err("duty: no call sites: %s", err);
+	for (uint32_t k = 0; k < n; k++) {
+		if (!cs[k].n)
+			continue;
+		r->callsites[ids[k]] = cs[k];
+		r->sites[ids[k]].calls = &r->callsites[ids[k]];
+		q++;
+		nsites += cs[k].n;
+	}
+	if (at_env_flag("ADAPTRACE_DEBUG"))
+		at_err("duty: %u of %u single-stepped functions of %s can be counted at their %u "
+		       "call sites in windows",
+		       q, n, tb->display_path, nsites);
+	free(cs);
+	free(addr);
+	free(size);
+	free(ids);
+}
+
 /* The coarse budget's duty cycle: where each function id is probed. */
 static void setup_duty(struct recorder *r)
 {
@@ -745,9 +799,11 @@ static void setup_duty(struct recorder *r)
 	if (!r->dctl || !want_duty(r->o) || !r->tgt.nsel)
 		return;
 	r->sites = at_xcalloc(r->tgt.nsel, sizeof(*r->sites));
+	r->callsites = at_xcalloc(r->tgt.nsel, sizeof(*r->callsites));
 	r->paths = at_xcalloc(r->tgt.nbins, sizeof(*r->paths));
 	for (size_t b = 0; b < r->tgt.nbins; b++) {
 		const struct at_target_bin *tb = &r->tgt.bins[b];
+		uint32_t first = id;
 
 		r->paths[b] = tb->attach_path;
 		for (size_t i = 0; i < tb->nsel; i++, id++)
@@ -757,6 +813,7 @@ static void setup_duty(struct recorder *r)
 			    .flags = site_flags(tb, pid),
 			    .refused = tb->refused && tb->refused[i],
 			};
+		find_callsites(r, tb, first);
 	}
 	o.session = r->skel->progs.coarse_session;
 	o.gen = &r->skel->bss->gen;
@@ -792,6 +849,7 @@ static void setup_duty(struct recorder *r)
 	 * in both (redis-benchmark's SET and GET runs, tenths of a second).
 	 */
 	o.period_s = fmin(fmax(r->o->interval / 5, 0.05), 2);
+	o.step_s = r->o->interval;
 	r->duty = at_duty_new(&o);
 	at_dctl_set_duty(r->dctl, r->duty);
 }
@@ -1119,6 +1177,8 @@ static void recorder_free(struct recorder *r)
 	at_stats_reader_free(r->stats);
 	at_duty_free(r->duty);
 	free(r->sites);
+	at_callsites_free(r->callsites, r->tgt.nsel);
+	free(r->callsites);
 	free(r->paths);
 	at_dctl_free(r->dctl);
 	at_watch_free(r->watch);

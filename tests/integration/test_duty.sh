@@ -142,8 +142,10 @@ REQMIX=$TARGETS/reqmix
 # The window callers of function $1 in report JSON $2, "none" for no caller.
 callers() { jq -r --arg n "$1" '.functions[] | select(.name == $n) |
 	[.window_callers[]? | .name // "none"] | join(",")' "$2"; }
-at_run "$WORK/q" record -o "$WORK/q.data" -f set_key -f get_key -f handle_set -f handle_get \
-	--select none --budget 5 -- "$REQMIX" 10
+# set_key and get_key are single-stepped leaves: this run keeps their entry
+# probes in the windows (the stale run below counts them at their calls).
+ADAPTRACE_NO_CALLSITES=1 at_run "$WORK/q" record -o "$WORK/q.data" -f set_key -f get_key \
+	-f handle_set -f handle_get --select none --budget 5 -- "$REQMIX" 10
 expect_eq "reqmix: record --budget 5 exits 0" "$RC" 0
 if report_json "$WORK/q.data" "$WORK/q.json"; then
 	sets=$(kv "$WORK/q.out" sets) gets=$(kv "$WORK/q.out" gets)
@@ -171,10 +173,15 @@ expect_eq "reqmix: no coarse or detail link left" "$(our_links)" 0
 # frame must not pass for their caller (redis: a beforeSleep frame left by
 # a move took every later readQueryFromClient, scaled 11.7 times too high
 # by the turns). Its last call, at the same stack pointer, drops that frame
-# and is timed as an outermost call.
-at_run "$WORK/qs" record -o "$WORK/qs.data" -f set_key -f get_key -f handle_set -f handle_get \
-	-f serve_first --select none --budget 5 -- "$REQMIX" 10 stale
+# and is timed as an outermost call. Here the windows count set_key and
+# get_key, single-stepped leaves, at their call sites (emulated calls).
+ADAPTRACE_DEBUG=1 at_run "$WORK/qs" record -o "$WORK/qs.data" -f set_key -f get_key \
+	-f handle_set -f handle_get -f serve_first --select none --budget 5 -- "$REQMIX" 10 stale
 expect_eq "reqmix stale: record --budget 5 exits 0" "$RC" 0
+expect_match "reqmix stale: the windows count set_key and get_key at their call sites" \
+	"$(cat "$WORK/qs.err")" 'duty: the windows count 2 functions at [2-9] call sites'
+expect_match "... which every single-stepped function of reqmix has" "$(cat "$WORK/qs.err")" \
+	'duty: 2 of 2 single-stepped functions of [^ ]*reqmix can be counted at their [2-9] call sites'
 if report_json "$WORK/qs.data" "$WORK/qs.json"; then
 	expect_eq "reqmix stale: window callers of handle_set, handle_get and set_key" \
 		"$(callers handle_set "$WORK/qs.json") $(callers handle_get "$WORK/qs.json") $(callers set_key "$WORK/qs.json")" \
@@ -185,6 +192,10 @@ if report_json "$WORK/qs.data" "$WORK/qs.json"; then
 		"$(fn "$WORK/qs.json" serve_first total_ns)" '>' 0
 	expect_near "reqmix stale: handle_set's estimate" "$(fn "$WORK/qs.json" handle_set calls)" \
 		"$(kv "$WORK/qs.out" sets)" 10
+	expect_near "reqmix stale: set_key's estimate, at its call sites, 4 per SET" \
+		"$(fn "$WORK/qs.json" set_key calls)" $((4 * $(kv "$WORK/qs.out" sets))) 10
+	expect_near "reqmix stale: get_key's estimate, at its call sites" \
+		"$(fn "$WORK/qs.json" get_key calls)" "$(kv "$WORK/qs.out" gets)" 10
 fi
 expect_eq "reqmix stale: no coarse or detail link left" "$(our_links)" 0
 
