@@ -53,13 +53,19 @@ static const struct target *target_at(const struct scan *s, uint64_t addr, bool 
 	return addr < s->t[lo - 1].addr + s->t[lo - 1].size ? &s->t[lo - 1] : NULL;
 }
 
-/* A pointer to a target may be taken where addr is stored or computed. */
-static void taken(struct scan *s, uint64_t addr)
+/* The target at addr (exact: starting there) cannot be counted at its call sites. */
+static void rule_out(struct scan *s, uint64_t addr, bool exact)
 {
-	const struct target *t = target_at(s, addr, true);
+	const struct target *t = target_at(s, addr, exact);
 
 	if (t)
 		s->no[t->idx] = true;
+}
+
+/* A pointer to a target may be taken where addr is stored or computed. */
+static void taken(struct scan *s, uint64_t addr)
+{
+	rule_out(s, addr, true);
 }
 
 static void add_site(struct scan *s, const struct target *t, uint64_t off, bool tail)
@@ -93,12 +99,8 @@ static void scan_insn(csh h, struct scan *s, const cs_insn *in, uint64_t off)
 	bool call = cs_insn_group(h, in, CS_GRP_CALL);
 	bool branch = call || cs_insn_group(h, in, CS_GRP_JUMP);
 
-	if (call) {
-		const struct target *t = target_at(s, in->address, false);
-
-		if (t)
-			s->no[t->idx] = true;
-	}
+	if (call)
+		rule_out(s, in->address, false); /* no leaf */
 	for (uint8_t i = 0; i < x->op_count; i++) {
 		const cs_x86_op *op = &x->operands[i];
 
