@@ -723,6 +723,24 @@ static __always_inline void turn_wakeup(struct shadow_stack *s)
 }
 
 /*
+ * A read after window_until in a turn whose first read came in the window
+ * (the thread has not written since): the window goes on to the turn's end
+ * for this thread. A window that ended between a turn's reads left out
+ * the rest of the turn, its writes at the end included, though it counted
+ * the reads they serve: with redis's turns longer than a window under
+ * every probe (7 us a trap), the windows saw none of beforeSleep's
+ * callees, and listRewind, listNext, evictClients and the like came out
+ * 35-70 % low.
+ */
+static __always_inline bool turn_goes_on(const struct shadow_stack *s)
+{
+	__u32 ph = window_phase;
+
+	return s && !s->wrote && s->read_seq && s->read_seq == window_seq && !window_turns &&
+	       (ph == AT_WPHASE_OPEN || ph == AT_WPHASE_LINGERING);
+}
+
+/*
  * The coarse budget's yardstick: the target's socket reads that returned
  * data. A server reads a request and handles it at once, so its calls
  * follow its reads even over a window shorter than one turn of its event
@@ -747,10 +765,10 @@ int BPF_PROG(duty_inputs, struct sock *sk, int ret, int flags)
 	s = thread_stack(true);
 	if (s && s->wrote)
 		turn_wakeup(s);
-	on = in_window(s, &turn);
+	on = in_window(s, &turn) || turn_goes_on(s);
 	if (window_on && !on)
 		read_after_window = true;
-	if (window_phase == AT_WPHASE_LINGERING && !linger_woken) {
+	if (window_phase == AT_WPHASE_LINGERING && !linger_woken && !on) {
 		__u32 one = 1;
 
 		linger_woken = true;

@@ -79,10 +79,11 @@ void at_dctl_set_duty(struct at_dctl *c, struct at_duty *duty);
 /*
  * Functions to move to windows, those of them run a whole number of times
  * per turn of the event loop (at_duty_demote()), every function's probe
- * cost as planned, and the share of time to probe them, once per plan.
+ * cost as planned, the share of time to probe them and the windows'
+ * period, once per plan.
  */
 bool at_dctl_coarse_demand(struct at_dctl *c, const bool **demote, const bool **turnwise,
-			   const double **cost, double *frac);
+			   const double **cost, double *frac, double *period_s);
 /* Take detail off the demoted functions (not --detail ones); their links go to out. */
 void at_dctl_drop_detail(struct at_dctl *c, const bool *demote, uint64_t now, struct at_links *out);
 /* at_duty_opts.quiesce_detail: ctx is the at_dctl. */

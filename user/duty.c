@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -84,8 +85,9 @@ struct at_duty {
 	bool lingering; /* closed, its links still in until the target reads again */
 	uint64_t closed_at;
 	uint64_t opened, next_open, period_ns, win_ns;
-	uint64_t slot, rng; /* the current period's start; xorshift state */
-	uint64_t moved_at;  /* the last move's generation flip */
+	uint64_t min_period_ns; /* at_duty_opts.period_s */
+	uint64_t slot, rng;	/* the current period's start; xorshift state */
+	uint64_t moved_at;	/* the last move's generation flip */
 	struct span *spans;
 	size_t nspans, cap;
 	struct release rel[MAX_RELEASES];
@@ -202,6 +204,7 @@ struct at_duty *at_duty_new(const struct at_duty_opts *o)
 		    strtoll(getenv("ADAPTRACE_RELEASE_NORMAL_US"), NULL, 10) * 1000;
 	d->since = at_xcalloc(o->n + 1, sizeof(*d->since));
 	d->period_ns = (uint64_t)((o->period_s > 0 ? o->period_s : 2) * 1e9);
+	d->min_period_ns = d->period_ns;
 	d->rng = at_now_ns() | 1;
 	d->ncpus = libbpf_num_possible_cpus();
 	if (d->ncpus < 1)
@@ -294,13 +297,30 @@ uint32_t at_duty_ndemoted(const struct at_duty *d)
 	return d ? d->ndemoted : 0;
 }
 
+uint32_t at_duty_nturnwise(const struct at_duty *d)
+{
+	return d ? d->nturnwise : 0;
+}
+
 uint32_t at_duty_nfuncs(const struct at_duty *d)
 {
 	return d ? d->o.n : 0;
 }
 
-void at_duty_set_frac(struct at_duty *d, double frac)
+double at_duty_min_period_s(const struct at_duty *d)
 {
+	return d ? (double)d->min_period_ns / 1e9 : 0;
+}
+
+double at_duty_max_period_s(const struct at_duty *d)
+{
+	return d ? fmax(d->o.step_s, (double)d->min_period_ns / 1e9) : 0;
+}
+
+void at_duty_set_windows(struct at_duty *d, double frac, double period_s)
+{
+	period_s = fmin(fmax(period_s, at_duty_min_period_s(d)), at_duty_max_period_s(d));
+	d->period_ns = (uint64_t)(period_s * 1e9);
 	d->win_ns = (uint64_t)(frac * (double)d->period_ns);
 	if (d->win_ns < MIN_WINDOW_NS)
 		d->win_ns = MIN_WINDOW_NS;
@@ -708,10 +728,11 @@ static bool release_window(struct at_duty *d, uint64_t now)
 }
 
 /*
- * End the window. Its links stay in until the target reads again, at most
- * as long as the window was open: the request read last in the window
- * counts to its end (a request cut short would undercount the functions
- * at its end), and calls after a read outside the window do not count.
+ * End the window. Its links stay in until the target reads outside it, at
+ * most three times as long as the window was open: the turn a thread read
+ * in the window counts to its end (turn_goes_on() in the programs; a turn
+ * cut short would undercount the functions at its end), and calls after a
+ * read outside the window do not count.
  */
 static void close_window(struct at_duty *d, uint64_t now)
 {
@@ -732,7 +753,7 @@ static bool finish_window(struct at_duty *d, uint64_t now)
 }
 
 int at_duty_demote(struct at_duty *d, const bool *demote, const bool *turnwise, const double *cost,
-		   double frac, struct at_links *entry, struct at_links *ret,
+		   double frac, double period_s, struct at_links *entry, struct at_links *ret,
 		   struct at_links *detail, uint64_t now, char *err, size_t errlen)
 {
 	struct at_links fresh = {0};
@@ -783,7 +804,7 @@ int at_duty_demote(struct at_duty *d, const bool *demote, const bool *turnwise, 
 	if (cost)
 		memcpy(d->cost, cost, d->o.n * sizeof(*d->cost));
 	order_by_cost(d);
-	at_duty_set_frac(d, frac);
+	at_duty_set_windows(d, frac, period_s);
 	{
 		uint32_t nfuncs = 0, nsites = 0;
 
@@ -846,7 +867,7 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 	}
 	/* duty_inputs flags the target's first read while the window lingers. */
 	if (d->lingering &&
-	    (d->inputs_off || now - d->closed_at >= d->win_ns || *d->o.read_after_window))
+	    (d->inputs_off || now - d->closed_at >= 3 * d->win_ns || *d->o.read_after_window))
 		release_window(d, now);
 	if (!d->open && !d->lingering && now >= d->next_open && !window_releasing(d)) {
 		bool turn = d->turn_next && d->nturnwise;

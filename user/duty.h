@@ -71,8 +71,8 @@ struct at_duty_opts {
 	int wcalls_fd;		     /* window calls per function and read class */
 	int wcallers_fd;	     /* window calls per function and innermost caller */
 	pid_t pid;		     /* 0: every process */
-	double period_s;	     /* one window per period */
-	double step_s; /* the controller's step, which at_duty_demote()'s cost[] covers */
+	double period_s; /* one window per period, at most (the plan may make it longer) */
+	double step_s;	 /* the controller's step, which at_duty_demote()'s cost[] covers */
 	/* Window entries counted, and paid for outside windows by phase (ADAPTRACE_DEBUG). */
 	const uint64_t *hits_counted;
 	const uint64_t *hits_phase; /* per enum at_window_phase */
@@ -87,7 +87,8 @@ struct at_duty *at_duty_new(const struct at_duty_opts *o);
 void at_duty_free(struct at_duty *d);
 
 /*
- * Probe the functions marked in demote[] only for frac of each period, from
+ * Probe the functions marked in demote[] only for frac of each period of
+ * period_s (at least at_duty_opts.period_s), from
  * now on (those already demoted stay so). Those also marked in turnwise[]
  * (NULL: none) run a whole number of times per turn of the event loop:
  * they are probed in turn windows too, as long as the others' and between
@@ -100,11 +101,13 @@ void at_duty_free(struct at_duty *d);
  * caller keeps the links).
  */
 int at_duty_demote(struct at_duty *d, const bool *demote, const bool *turnwise, const double *cost,
-		   double frac, struct at_links *entry, struct at_links *ret,
+		   double frac, double period_s, struct at_links *entry, struct at_links *ret,
 		   struct at_links *detail, uint64_t now, char *err, size_t errlen);
 bool at_duty_is_demoted(const struct at_duty *d, uint32_t id);
 /* How many functions the windows probe. */
 uint32_t at_duty_ndemoted(const struct at_duty *d);
+/* How many of them the turn windows probe too. */
+uint32_t at_duty_nturnwise(const struct at_duty *d);
 /* The target's socket reads and turns of its event loop (ends) so far; 0 when not counted. */
 void at_duty_loop(struct at_duty *d, uint64_t *reads, uint64_t *turns);
 double at_duty_frac(const struct at_duty *d);
@@ -116,8 +119,11 @@ double at_duty_windows_per_s(const struct at_duty *d, bool turnwise);
 uint64_t at_duty_moved_at(const struct at_duty *d);
 /* Functions it can move: ids below this. */
 uint32_t at_duty_nfuncs(const struct at_duty *d);
-/* Change the windows' share of time without moving functions. */
-void at_duty_set_frac(struct at_duty *d, double frac);
+/* Change the windows' share of time and period without moving functions. */
+void at_duty_set_windows(struct at_duty *d, double frac, double period_s);
+/* The shortest period, and the longest: one window per controller step. */
+double at_duty_min_period_s(const struct at_duty *d);
+double at_duty_max_period_s(const struct at_duty *d);
 
 /*
  * A descriptor that polls readable when a lingering window can go (-1:

@@ -163,9 +163,12 @@ static void record_usage(FILE *f)
 	      "                       kept by the adaptive rate controller (default 5). Given\n"
 	      "                       explicitly, it bounds the whole tracing, coarse probes\n"
 	      "                       included: when they alone cost more for 3 s, the\n"
-	      "                       costliest functions move to probing windows (five per\n"
-	      "                       interval, 2 ms or more, sized to a quarter of the\n"
-	      "                       budget) and their figures become estimates, marked ~\n"
+	      "                       costliest functions move to probing windows (up to\n"
+	      "                       five per interval, 2 ms or more, sized to a quarter of\n"
+	      "                       the budget; fewer and longer when writing their probes\n"
+	      "                       in and out would cost more than another quarter; each\n"
+	      "                       runs on to the end of the event loop's turn it read in)\n"
+	      "                       and their figures become estimates, marked ~\n"
 	      "                       with a 95 % interval (needs uprobe session links);\n"
 	      "                       those run 1-3 times a turn of an event loop get\n"
 	      "                       turn windows of their own too, between the others.\n"
@@ -844,9 +847,11 @@ static void setup_duty(struct recorder *r)
 	o.n = id;
 	o.pid = pid;
 	/*
-	 * Five windows per interval: every interval gets a ratio of its own, and
-	 * a workload whose phases alternate faster than that is still sampled
-	 * in both (redis-benchmark's SET and GET runs, tenths of a second).
+	 * Up to five windows per interval: every interval gets a ratio of its
+	 * own, and a workload whose phases alternate faster than that is still
+	 * sampled in both (redis-benchmark's SET and GET runs, tenths of a
+	 * second). The plan makes the period longer when the windows' writes
+	 * cost too much (window_period()).
 	 */
 	o.period_s = fmin(fmax(r->o->interval / 5, 0.05), 2);
 	o.step_s = r->o->interval;
@@ -866,19 +871,19 @@ static uint64_t apply_duty(struct recorder *r, uint64_t now)
 	const double *cost;
 	char err[AT_ERRLEN];
 	uint32_t moved = 0;
-	double frac;
+	double frac, period_s;
 
-	if (!at_dctl_coarse_demand(r->dctl, &demote, &turnwise, &cost, &frac))
+	if (!at_dctl_coarse_demand(r->dctl, &demote, &turnwise, &cost, &frac, &period_s))
 		return 0;
 	for (uint32_t id = 0; id < at_duty_nfuncs(r->duty); id++)
 		moved += demote[id] && !at_duty_is_demoted(r->duty, id);
 	if (!moved) {
-		at_duty_set_frac(r->duty, frac);
+		at_duty_set_windows(r->duty, frac, period_s);
 		return 0;
 	}
 	at_dctl_drop_detail(r->dctl, demote, now, &detail);
-	if (at_duty_demote(r->duty, demote, turnwise, cost, frac, &r->entry_links, &r->return_links,
-			   &detail, now, err, sizeof(err))) {
+	if (at_duty_demote(r->duty, demote, turnwise, cost, frac, period_s, &r->entry_links,
+			   &r->return_links, &detail, now, err, sizeof(err))) {
 		at_warn("coarse budget: cannot move functions to probing windows: %s", err);
 		at_links_destroy(&detail);
 		return 0;
