@@ -300,6 +300,33 @@ struct rp_split {
 };
 
 /*
+ * A turn caller's calls of a function fitted to its read path's writes and
+ * turns' ends together, interval by interval (*aw a write, *bt a turn):
+ * true when each part, scaled, holds a twentieth of the calls or more and the pair
+ * leaves a third of the better single fit's residue (sse1) or less. Under redis's
+ * handleClientsWithPendingWrites listNext runs once a reply and once more
+ * a turn: by the writes alone it came out 11-36 % low in 14 of 14
+ * recordings. Not when the writes and the ends keep one ratio: then
+ * either alone fits.
+ */
+static bool both_fit(const struct at_duty_est *d, const struct at_caller_total *c, double sse1,
+		     double *aw, double *bt)
+{
+	double ww = d->rp_ww, tt = d->rp_tt, tw = d->rp_tw, det = ww * tt - tw * tw, sse, pw, pt;
+
+	*aw = *bt = 0;
+	if (d->nrp_turned < 3 || !(det > 0.01 * ww * tt))
+		return false;
+	*aw = (c->cw * tt - c->ct * tw) / det;
+	*bt = (c->ct * ww - c->cw * tw) / det;
+	sse = c->cc - 2 * (*aw * c->cw + *bt * c->ct) + *aw * *aw * ww + *bt * *bt * tt +
+	      2 * *aw * *bt * tw;
+	pw = *aw * d->rp_wr_all;
+	pt = *bt * d->rp_turn_all;
+	return pw >= 0.05 * (pw + pt) && pt >= 0.05 * (pw + pt) && 3 * fmax(sse, 0) <= sse1;
+}
+
+/*
  * A function's calls under the callers that go by the writes (writes[id])
  * and under the turn callers (turns[id]; n ids), from the windows' read
  * path when every interval recorded it: those under the first by its
@@ -349,8 +376,19 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 			return false;
 		}
 		if (t) {
+			double aw, bt;
+
 			sse_t = fit_sse(c->cc, c->ct, d->rp_tt);
 			sse_w = fit_sse(c->cc, c->cw, d->rp_ww);
+			if (both_fit(d, c, fmin(sse_t, sse_w), &aw, &bt)) {
+				part = aw * d->rp_wr_all + bt * d->rp_turn_all;
+				r->tvar += part * part * (1 / c->calls + 1 / d->rp_turns);
+				r->tpart += part;
+				r->tshare += c->calls;
+				r->tw_share += c->calls * aw * d->rp_writes /
+					       (aw * d->rp_writes + bt * d->rp_turns);
+				continue;
+			}
 			if (fabs(sse_t - sse_w) <= 1e-9 * c->cc)
 				by_writes = c->calls > 2 * d->rp_turns;
 			else
@@ -422,6 +460,7 @@ static void rp_add(struct at_duty_est *d, const struct at_duty_obs *o)
 	d->rp_wr_all += (double)o->wr_all;
 	d->rp_tt += t * t;
 	d->rp_ww += w * w;
+	d->rp_tw += t * w;
 	caller_sums_add(&d->rp_callers, &d->nrp_callers, o->rp_callers, o->nrp_callers, t, w);
 }
 

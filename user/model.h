@@ -376,10 +376,11 @@ struct at_duty_est {
 	/*
 	 * Intervals with the read path recorded (nrp): its turns' ends and
 	 * writes, those intervals' turns' ends and writes, the sums of the
-	 * squares of the first two, and the calls there per caller.
+	 * squares of the first two and of their product, and the calls there
+	 * per caller.
 	 */
 	uint32_t nrp, nrp_turned, nrp_wrote; /* ... those with turns' ends, with writes */
-	double rp_turns, rp_writes, rp_turn_all, rp_wr_all, rp_tt, rp_ww;
+	double rp_turns, rp_writes, rp_turn_all, rp_wr_all, rp_tt, rp_ww, rp_tw;
 	uint32_t nrp_callers;
 	struct at_caller_total *rp_callers; /* owned: at_profile_free() */
 };

@@ -181,6 +181,9 @@ static void explain(const struct at_profile_set *ps, const bool *writes, const b
 				known && reads[id] ? " R" : "",
 				known ? ps->p[id].duty.tfit.ot_calls : 0);
 		}
+		if (d->nrp_callers)
+			fprintf(stderr, "  rp: %u of %u intervals, %u turned, %u wrote\n", d->nrp,
+				d->ncls_win, d->nrp_turned, d->nrp_wrote);
 		for (uint32_t c = 0; c < d->nrp_callers; c++) {
 			const struct at_caller_total *r = &d->rp_callers[c];
 			bool known = r->caller < ps->t->nsyms;

@@ -1431,7 +1431,8 @@ static void add_rp_interval(struct at_func_profile *q, uint64_t r_on, uint64_t r
  * 16000 within 5 %. Without a turn caller among its callers, the read path
  * changes nothing. A function run once a reply under the turn caller alone
  * makes its own callees go by the writes (zfree under listDelNode); one run
- * once a turn, or mostly per read, does not.
+ * once a turn, or mostly per read, does not. Once a reply and once more a
+ * turn (listNext) fits both together: 8000 + 12800, within 5 %.
  */
 static void test_duty_rp_callers(void)
 {
@@ -1439,7 +1440,7 @@ static void test_duty_rp_callers(void)
 			      rp_t[8] = {2, 1, 3, 4, 1, 2, 1, 2},
 			      rp_w[8] = {20, 12, 15, 16, 12, 8, 10, 16};
 	struct at_func_profile per_turn = {0}, per_reply = {0}, none = {0}, reply_only = {0},
-			       callee = {0};
+			       callee = {0}, both = {0};
 	bool writes[10] = {0}, turns[10] = {[9] = true}, by_replies[10] = {[9] = true};
 
 	for (int i = 0; i < 8; i++) {
@@ -1448,6 +1449,7 @@ static void test_duty_rp_callers(void)
 		add_rp_interval(&none, r_on[i], rp_t[i], rp_w[i], r_on[i], 0);
 		add_rp_interval(&reply_only, r_on[i], rp_t[i], rp_w[i], 0, rp_w[i]);
 		add_rp_interval(&callee, r_on[i], rp_t[i], rp_w[i], r_on[i], rp_w[i]);
+		add_rp_interval(&both, r_on[i], rp_t[i], rp_w[i], r_on[i], rp_w[i] + rp_t[i]);
 	}
 	check(at_profile_rp_replies(&reply_only, writes, turns, 10) &&
 		  !at_profile_rp_replies(&per_turn, writes, turns, 10) &&
@@ -1456,6 +1458,7 @@ static void test_duty_rp_callers(void)
 	at_profile_estimate_callers(&per_turn, writes, turns, NULL, 10);
 	at_profile_estimate_callers(&per_reply, writes, turns, NULL, 10);
 	at_profile_estimate_callers(&none, writes, turns, NULL, 10);
+	at_profile_estimate_callers(&both, writes, turns, NULL, 10);
 	/* Caller 9 now stands for such a function: a caller by the writes. */
 	at_profile_estimate_callers(&callee, by_replies, NULL, NULL, 10);
 	check(per_turn.estimated && per_turn.turns_share > 0 &&
@@ -1466,6 +1469,10 @@ static void test_duty_rp_callers(void)
 		  fabs((double)per_reply.c.calls / 16000 - 1) <= 0.05 &&
 		  per_reply.calls_lo <= 16000 && per_reply.calls_hi >= 16000,
 	      "duty read path: once a reply under a turn caller, by its writes (16000)");
+	check(both.estimated && both.turns_share > 0 &&
+		  fabs((double)both.c.calls / 20800 - 1) <= 0.05 && both.calls_lo <= 20800 &&
+		  both.calls_hi >= 20800,
+	      "duty read path: once a reply and once a turn under a turn caller, by both (20800)");
 	check(none.estimated && none.turns_share == 0 && none.c.calls == 8000,
 	      "duty read path: no turn caller, by the reads alone (8000)");
 	check(callee.estimated && callee.writes_share > 0 &&
@@ -1476,6 +1483,7 @@ static void test_duty_rp_callers(void)
 	at_profile_free(&none);
 	at_profile_free(&reply_only);
 	at_profile_free(&callee);
+	at_profile_free(&both);
 }
 
 /* A file named name with the test symbols and window w; true when written. */
