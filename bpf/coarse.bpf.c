@@ -327,13 +327,16 @@ static __always_inline __u16 cookie_gen(__u64 cookie)
  * latest read (s) is the request its calls serve, so a window holds whole
  * requests: those read before it opened stay out, and the one it closes on
  * keeps the calls its probes see until they come out. *by_time: the
- * call came while the window was open (counted by time); *rp: it counts
- * on the window's read path (read_path()).
+ * call came while the window was open, or on its read path (counted by
+ * time, like the reads and writes the fits hold them against: with the
+ * reads of the rest of a turn counted and its calls not, redis's
+ * readQueryFromClient fitted the wakeups better and went by them at 7.6
+ * times its count); *rp: it counts on the window's read path (read_path()).
  */
 static __always_inline bool window_counts(const struct shadow_stack *s, __u32 id, bool *by_time,
 					  bool *rp)
 {
-	bool turn, read = s && s->has_read, on = in_window(s, &turn);
+	bool turn, read = s && s->has_read, on = in_window(s, &turn) || read_path(s);
 	__u32 key = id * AT_WCALL_SLOTS + AT_BY_TIME;
 	__u64 *n;
 
@@ -803,7 +806,8 @@ int BPF_PROG(duty_outputs, struct sock *sk, int ret, int flags)
 	if (!target_process())
 		return 0;
 	s = thread_stack(false);
-	on = in_window(s, &turn);
+	/* The rest of a window's turn counts by time too, as its reads do (turn_goes_on()). */
+	on = in_window(s, &turn) || read_path(s);
 	count_ref(AT_BY_TIME, on, turn);
 	if (!s || !s->has_read)
 		return 0;
