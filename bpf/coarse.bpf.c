@@ -228,6 +228,19 @@ static __always_inline bool read_path(const struct shadow_stack *s)
 }
 
 /*
+ * Whether thread s's call or write counts by time: while the window is
+ * open, or on its read path, the rest of a turn it read in, as that turn's
+ * reads do (turn_goes_on()). With those reads counted and their calls not,
+ * the fits that choose a yardstick held the calls against reads they did
+ * not follow: redis's readQueryFromClient went by the wakeups at 7.6 times
+ * its count.
+ */
+static __always_inline bool on_by_time(const struct shadow_stack *s, bool *turn)
+{
+	return in_window(s, turn) || read_path(s);
+}
+
+/*
  * The target's socket reads per size class (duty_inputs counts them): the
  * yardstick that scales what the probing windows saw. Unlike time, it
  * slows down with the target while the probes are in. ref_tgid 0: the -b
@@ -327,16 +340,13 @@ static __always_inline __u16 cookie_gen(__u64 cookie)
  * latest read (s) is the request its calls serve, so a window holds whole
  * requests: those read before it opened stay out, and the one it closes on
  * keeps the calls its probes see until they come out. *by_time: the
- * call came while the window was open, or on its read path (counted by
- * time, like the reads and writes the fits hold them against: with the
- * reads of the rest of a turn counted and its calls not, redis's
- * readQueryFromClient fitted the wakeups better and went by them at 7.6
- * times its count); *rp: it counts on the window's read path (read_path()).
+ * call counts by time (on_by_time()); *rp: it counts on the window's read
+ * path (read_path()).
  */
 static __always_inline bool window_counts(const struct shadow_stack *s, __u32 id, bool *by_time,
 					  bool *rp)
 {
-	bool turn, read = s && s->has_read, on = in_window(s, &turn) || read_path(s);
+	bool turn, read = s && s->has_read, on = on_by_time(s, &turn);
 	__u32 key = id * AT_WCALL_SLOTS + AT_BY_TIME;
 	__u64 *n;
 
@@ -737,10 +747,7 @@ static __always_inline void turn_wakeup(struct shadow_stack *s)
  */
 static __always_inline bool turn_goes_on(const struct shadow_stack *s)
 {
-	__u32 ph = window_phase;
-
-	return s && !s->wrote && s->read_seq && s->read_seq == window_seq && !window_turns &&
-	       (ph == AT_WPHASE_OPEN || ph == AT_WPHASE_LINGERING);
+	return read_path(s) && !s->wrote;
 }
 
 /*
@@ -806,8 +813,7 @@ int BPF_PROG(duty_outputs, struct sock *sk, int ret, int flags)
 	if (!target_process())
 		return 0;
 	s = thread_stack(false);
-	/* The rest of a window's turn counts by time too, as its reads do (turn_goes_on()). */
-	on = in_window(s, &turn) || read_path(s);
+	on = on_by_time(s, &turn);
 	count_ref(AT_BY_TIME, on, turn);
 	if (!s || !s->has_read)
 		return 0;

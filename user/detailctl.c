@@ -587,11 +587,11 @@ static double window_period(const struct at_dctl *c, size_t moved, double allowe
 	    (double)at_duty_ndemoted(c->duty) + (double)moved + (double)at_duty_nturnwise(c->duty);
 	double writes;
 
+	if (at_env_flag("ADAPTRACE_FIXED_PERIOD"))
+		return at_duty_min_period_s(c->duty);
 	for (uint32_t id = 0; id < c->n; id++)
 		probes += c->turnwise[id];
 	writes = 2 * probes * at_duty_probe_cpu_ns(c->duty);
-	if (at_env_flag("ADAPTRACE_FIXED_PERIOD"))
-		return at_duty_min_period_s(c->duty);
 	if (!(allowed > 0))
 		return at_duty_max_period_s(c->duty);
 	return fmin(fmax(writes * step_s / (allowed / 4), at_duty_min_period_s(c->duty)),

@@ -21,6 +21,8 @@
 #define MAX_RELEASES   8
 #define MIN_WINDOW_NS  2000000ULL /* 2 ms: shorter windows are mostly attach time */
 #define CLOSE_SLACK_NS 500000ULL  /* poll() counts ms: close a window this much early at most */
+/* A turn window, or a window's run to the end of its turns, lasts this many lengths at most. */
+#define RUN_ON_LENGTHS 3
 /* A release still waiting after this long needs the probes quiesced. */
 #define QUIESCE_AFTER_NS 20000000ULL
 /*
@@ -729,7 +731,7 @@ static bool release_window(struct at_duty *d, uint64_t now)
 
 /*
  * End the window. Its links stay in until the target reads outside it, at
- * most three times as long as the window was open: the turn a thread read
+ * most RUN_ON_LENGTHS times as long as the window was open: the turn a thread read
  * in the window counts to its end (turn_goes_on() in the programs; a turn
  * cut short would undercount the functions at its end), and calls after a
  * read outside the window do not count.
@@ -834,8 +836,8 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 	if (!d->ndemoted)
 		return wait;
 	if (d->open) {
-		/* A turn window may run to three times its length (below). */
-		uint64_t due = d->opened + (d->turn_open ? 3 : 1) * d->win_ns;
+		/* A turn window may run to RUN_ON_LENGTHS times its length (below). */
+		uint64_t due = d->opened + (d->turn_open ? RUN_ON_LENGTHS : 1) * d->win_ns;
 
 		if (now > due + LATE_CLOSE_NS)
 			note_late(d, now, now - due);
@@ -855,7 +857,8 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 			 */
 			if (*d->o.window_until > now)
 				*d->o.window_until = now;
-			if (*d->o.turn_gates <= 0 || now >= d->opened + 3 * d->win_ns) {
+			if (*d->o.turn_gates <= 0 ||
+			    now >= d->opened + RUN_ON_LENGTHS * d->win_ns) {
 				if (at_env_flag("ADAPTRACE_DEBUG"))
 					at_err("duty: turn window of %.2f ms ends, %d threads "
 					       "counting",
@@ -866,8 +869,8 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 		}
 	}
 	/* duty_inputs flags the target's first read while the window lingers. */
-	if (d->lingering &&
-	    (d->inputs_off || now - d->closed_at >= 3 * d->win_ns || *d->o.read_after_window))
+	if (d->lingering && (d->inputs_off || now - d->closed_at >= RUN_ON_LENGTHS * d->win_ns ||
+			     *d->o.read_after_window))
 		release_window(d, now);
 	if (!d->open && !d->lingering && now >= d->next_open && !window_releasing(d)) {
 		bool turn = d->turn_next && d->nturnwise;
