@@ -721,6 +721,10 @@ static bool release_window(struct at_duty *d, uint64_t now)
 	struct at_links *w[1] = {&d->window};
 
 	set_phase(d, AT_WPHASE_RELEASING);
+	if (at_env_flag("ADAPTRACE_DEBUG"))
+		at_err("duty: %s window released %.2f ms after it opened, %.2f after it closed",
+		       d->turn_open ? "turn" : "normal", (double)(now - d->opened) / 1e6,
+		       (double)(now - d->closed_at) / 1e6);
 	if (!release(d, w, 1, true, now)) {
 		set_phase(d, AT_WPHASE_LINGERING);
 		return false;

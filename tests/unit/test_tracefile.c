@@ -1486,6 +1486,37 @@ static void test_duty_rp_callers(void)
 	at_profile_free(&both);
 }
 
+/*
+ * A read path that saw two turns' ends in the whole run, one in each of two
+ * intervals (the windows' turns outlasted them): it still splits a turn
+ * caller's callees, once a reply by its writes (16000) and twice a turn by
+ * its ends (17600), within 5 %. With three or more ends required, both went
+ * by the reads: redis's writeToClient came out 66-90 % low.
+ */
+static void test_duty_rp_few_turns(void)
+{
+	static const uint64_t r_on[8] = {20, 8, 16, 24, 12, 18, 10, 20},
+			      rp_t[8] = {1, 0, 0, 0, 1, 0, 0, 0},
+			      rp_w[8] = {20, 0, 0, 0, 12, 0, 0, 0};
+	struct at_func_profile per_turn = {0}, per_reply = {0};
+	bool writes[10] = {0}, turns[10] = {[9] = true};
+
+	for (int i = 0; i < 8; i++) {
+		add_rp_interval(&per_turn, r_on[i], rp_t[i], rp_w[i], r_on[i], 2 * rp_t[i]);
+		add_rp_interval(&per_reply, r_on[i], rp_t[i], rp_w[i], r_on[i], rp_w[i]);
+	}
+	at_profile_estimate_callers(&per_turn, writes, turns, NULL, 10);
+	at_profile_estimate_callers(&per_reply, writes, turns, NULL, 10);
+	check(per_reply.estimated && per_reply.turns_share > 0 &&
+		  fabs((double)per_reply.c.calls / 16000 - 1) <= 0.05,
+	      "duty read path, two turns' ends: once a reply by its writes (16000)");
+	check(per_turn.estimated && per_turn.turns_share > 0 &&
+		  fabs((double)per_turn.c.calls / 17600 - 1) <= 0.05,
+	      "duty read path, two turns' ends: twice a turn by its ends (17600)");
+	at_profile_free(&per_turn);
+	at_profile_free(&per_reply);
+}
+
 /* A file named name with the test symbols and window w; true when written. */
 static bool write_window_file(const char *name, const struct at_window *w)
 {
@@ -1949,6 +1980,7 @@ int main(int argc, char **argv)
 	test_duty_turns_left_out();
 	test_duty_turn_callers();
 	test_duty_rp_callers();
+	test_duty_rp_few_turns();
 	test_duty_turnwin();
 	test_duty_writes_not_followed();
 	test_duty_writes_margin();
