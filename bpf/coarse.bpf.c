@@ -35,6 +35,7 @@ struct shadow_stack {
 	__u8 wrote;	/* it wrote since its latest read (AT_TURNS, AT_WAKES) */
 	__u32 read_seq; /* window_seq of the window it came in, 0: none */
 	__u32 gate_seq; /* window_seq of the turn window counting its turns, 0: none */
+	__u32 tail_seq; /* window_seq of the read path whose turn's tail it is in, 0: none */
 	__u64 owner;	/* in thread_slots: the thread id holding it, 0 when free */
 	struct frame f[AT_MAX_DEPTH];
 };
@@ -200,6 +201,14 @@ bool linger_woken = false;
 bool window_turns = false;
 __u32 window_seq = 0;
 __s32 turn_gates = 0;
+/*
+ * Threads in the tail of a turn on the read path: from its first write (the
+ * turn's end, counted) to the thread's next wakeup. A lingering window
+ * stays past its cap while one is, so a turn whose end counted counts the
+ * replies and the rest of beforeSleep after it too: cut there, redis's
+ * evictClients under beforeSleep came out 34-38 % low.
+ */
+__s32 rp_tails = 0;
 
 /* Whether the window counts thread s's event now; *turn: a turn window does. */
 static __always_inline bool in_window(const struct shadow_stack *s, bool *turn)
@@ -789,6 +798,11 @@ int BPF_PROG(duty_inputs, struct sock *sk, int ret, int flags)
 	if (s) {
 		if (s->wrote)
 			count_ref(AT_WAKES, on, turn);
+		if (s->tail_seq) {
+			if (s->tail_seq == window_seq)
+				__sync_fetch_and_add(&rp_tails, -1);
+			s->tail_seq = 0;
+		}
 		s->wrote = 0;
 		s->read_cls = cls;
 		s->read_seq = on ? window_seq : 0;
@@ -820,8 +834,11 @@ int BPF_PROG(duty_outputs, struct sock *sk, int ret, int flags)
 	rp = read_path(s);
 	if (!s->wrote) {
 		count_ref(AT_TURNS, on, turn);
-		if (rp)
+		if (rp) {
 			count_ref(AT_RP_TURNS, true, false);
+			s->tail_seq = window_seq;
+			__sync_fetch_and_add(&rp_tails, 1);
+		}
 	}
 	if (rp)
 		count_ref(AT_RP_WRITES, true, false);

@@ -23,6 +23,8 @@
 #define CLOSE_SLACK_NS 500000ULL  /* poll() counts ms: close a window this much early at most */
 /* A turn window, or a window's run to the end of its turns, lasts this many lengths at most. */
 #define RUN_ON_LENGTHS 3
+/* ... or this many, while a turn whose end it counted is in its tail (rp_tails). */
+#define TAIL_LENGTHS 6
 /* A release still waiting after this long needs the probes quiesced. */
 #define QUIESCE_AFTER_NS 20000000ULL
 /*
@@ -722,9 +724,10 @@ static bool release_window(struct at_duty *d, uint64_t now)
 
 	set_phase(d, AT_WPHASE_RELEASING);
 	if (at_env_flag("ADAPTRACE_DEBUG"))
-		at_err("duty: %s window released %.2f ms after it opened, %.2f after it closed",
+		at_err("duty: %s window released %.2f ms after it opened, %.2f after it closed, "
+		       "%d threads in a turn's tail",
 		       d->turn_open ? "turn" : "normal", (double)(now - d->opened) / 1e6,
-		       (double)(now - d->closed_at) / 1e6);
+		       (double)(now - d->closed_at) / 1e6, d->o.rp_tails ? *d->o.rp_tails : 0);
 	if (!release(d, w, 1, true, now)) {
 		set_phase(d, AT_WPHASE_LINGERING);
 		return false;
@@ -748,6 +751,17 @@ static void close_window(struct at_duty *d, uint64_t now)
 	set_phase(d, AT_WPHASE_LINGERING);
 	d->lingering = true;
 	d->closed_at = now;
+}
+
+/*
+ * How long a closed window lingers at most: longer while a thread is in the
+ * tail of a turn whose end the read path counted, so that both count.
+ */
+static uint64_t linger_cap(const struct at_duty *d)
+{
+	bool tail = d->o.rp_tails && *d->o.rp_tails > 0;
+
+	return (tail ? TAIL_LENGTHS : RUN_ON_LENGTHS) * d->win_ns;
 }
 
 /* A window, open or lingering, ends now; false when its links cannot be released. */
@@ -873,8 +887,8 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 		}
 	}
 	/* duty_inputs flags the target's first read while the window lingers. */
-	if (d->lingering && (d->inputs_off || now - d->closed_at >= RUN_ON_LENGTHS * d->win_ns ||
-			     *d->o.read_after_window))
+	if (d->lingering &&
+	    (d->inputs_off || *d->o.read_after_window || now - d->closed_at >= linger_cap(d)))
 		release_window(d, now);
 	if (!d->open && !d->lingering && now >= d->next_open && !window_releasing(d)) {
 		bool turn = d->turn_next && d->nturnwise;
@@ -910,6 +924,8 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 			*d->o.read_after_window = false;
 			*d->o.window_until = mid + d->win_ns;
 			*d->o.turn_gates = 0;
+			if (d->o.rp_tails)
+				*d->o.rp_tails = 0;
 			/* 0 stands for no window in a thread's state. */
 			if (!++*d->o.window_seq)
 				*d->o.window_seq = 1;

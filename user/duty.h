@@ -60,6 +60,7 @@ struct at_duty_opts {
 	bool *window_turns;	 /* the open window is a turn window */
 	uint32_t *window_seq;	 /* numbers the windows: a thread's state counts in its own */
 	int32_t *turn_gates;	 /* threads a turn window counts (a wakeup to the first after) */
+	int32_t *rp_tails;	 /* threads in a read-path turn's tail (its first write on) */
 	void (*quiesce_detail)(void *ctx, bool on);
 	void *ctx;
 	const char *const *paths;

@@ -832,6 +832,7 @@ static void setup_duty(struct recorder *r)
 	o.wake_fd = bpf_map__fd(r->skel->maps.duty_wake);
 	o.linger_woken = &r->skel->bss->linger_woken;
 	o.turn_gates = &r->skel->bss->turn_gates;
+	o.rp_tails = &r->skel->bss->rp_tails;
 	o.quiesce_detail = at_dctl_quiesce;
 	o.ctx = r->dctl;
 	if (bpf_program__autoload(r->skel->progs.duty_inputs))
