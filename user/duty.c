@@ -727,7 +727,7 @@ static bool release_window(struct at_duty *d, uint64_t now)
 		at_err("duty: %s window released %.2f ms after it opened, %.2f after it closed, "
 		       "%d threads in a turn's tail",
 		       d->turn_open ? "turn" : "normal", (double)(now - d->opened) / 1e6,
-		       (double)(now - d->closed_at) / 1e6, d->o.rp_tails ? *d->o.rp_tails : 0);
+		       (double)(now - d->closed_at) / 1e6, *d->o.rp_tails);
 	if (!release(d, w, 1, true, now)) {
 		set_phase(d, AT_WPHASE_LINGERING);
 		return false;
@@ -738,7 +738,7 @@ static bool release_window(struct at_duty *d, uint64_t now)
 
 /*
  * End the window. Its links stay in until the target reads outside it, at
- * most RUN_ON_LENGTHS times as long as the window was open: the turn a thread read
+ * most as long as linger_cap() allows: the turn a thread read
  * in the window counts to its end (turn_goes_on() in the programs; a turn
  * cut short would undercount the functions at its end), and calls after a
  * read outside the window do not count.
@@ -759,9 +759,7 @@ static void close_window(struct at_duty *d, uint64_t now)
  */
 static uint64_t linger_cap(const struct at_duty *d)
 {
-	bool tail = d->o.rp_tails && *d->o.rp_tails > 0;
-
-	return (tail ? TAIL_LENGTHS : RUN_ON_LENGTHS) * d->win_ns;
+	return (*d->o.rp_tails > 0 ? TAIL_LENGTHS : RUN_ON_LENGTHS) * d->win_ns;
 }
 
 /* A window, open or lingering, ends now; false when its links cannot be released. */
@@ -924,8 +922,7 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 			*d->o.read_after_window = false;
 			*d->o.window_until = mid + d->win_ns;
 			*d->o.turn_gates = 0;
-			if (d->o.rp_tails)
-				*d->o.rp_tails = 0;
+			*d->o.rp_tails = 0;
 			/* 0 stands for no window in a thread's state. */
 			if (!++*d->o.window_seq)
 				*d->o.window_seq = 1;
