@@ -71,7 +71,7 @@ bench: adaptrace
 	$(MAKE) -C bench
 
 format:
-	clang-format -i bpf/*.c user/*.c user/*.h include/*.h
+	clang-format -i bpf/*.c user/*.c user/*.h include/*.h tests/unit/*.c tests/unit/*.h tests/fuzz/*.c
 
 clean:
 	rm -rf $(OUT) adaptrace

@@ -65,8 +65,10 @@ int main(void)
 		size[i] = f ? f->size : 0;
 	}
 	check(found, "the target's functions are there");
-	check(func(&e, "leaf_direct")->entry == AT_ENTRY_SSTEP, "leaf_direct's entry is single-stepped");
-	check(at_callsites_find(path, addr, size, 4, cs, err, sizeof(err)) == 0, "the scan succeeds");
+	check(func(&e, "leaf_direct")->entry == AT_ENTRY_SSTEP,
+	      "leaf_direct's entry is single-stepped");
+	check(at_callsites_find(path, addr, size, 4, cs, err, sizeof(err)) == 0,
+	      "the scan succeeds");
 	check(cs[0].n == 4, "leaf_direct: 4 sites (first, second, main, and tail's jump)");
 	fd = open(path, O_RDONLY);
 	for (uint32_t k = 0; k < cs[0].n; k++) {

@@ -32,18 +32,32 @@ static uint64_t drops[2] = {3, 4};
 static struct at_detail_stats ds1[] = {{.id = 0, .events = 1, .rate = 1}};
 static struct at_detail_stats ds2[] = {
     {.id = 0, .events = 2, .dropped = 0, .rate = 1, .sampled = 2},
-    {.id = 1, .events = 1, .dropped = 7, .rate = 0.5, .sampled = 8, .ncpus = 2, .dropped_cpu = drops},
+    {.id = 1,
+     .events = 1,
+     .dropped = 7,
+     .rate = 0.5,
+     .sampled = 8,
+     .ncpus = 2,
+     .dropped_cpu = drops},
 };
 
 static void fill_events(void)
 {
-	evs[0] = (struct at_event){.ts_ns = 5, .pid = 10, .tid = 11, .cpu = 1, .id = 0,
-				   .duration_ns = 123, .ret = -6, .nargs = 2};
+	evs[0] = (struct at_event){.ts_ns = 5,
+				   .pid = 10,
+				   .tid = 11,
+				   .cpu = 1,
+				   .id = 0,
+				   .duration_ns = 123,
+				   .ret = -6,
+				   .nargs = 2};
 	evs[0].args[0] = (struct at_arg){.type = AT_ARG_STR, .v = 0x7fff0000, .str = "a\"b\\c\n"};
 	evs[0].args[1] = (struct at_arg){.type = AT_ARG_INT, .v = (uint64_t)-3};
 	evs[1] = (struct at_event){.ts_ns = 6, .pid = 10, .tid = 12, .id = 0, .nargs = 1};
-	evs[1].args[0] = (struct at_arg){.type = AT_ARG_STR, .v = 1, .truncated = true, .str = "xyz"};
-	evs[2] = (struct at_event){.ts_ns = 7, .id = 1, .duration_ns = 9, .ret = INT64_MAX, .nargs = 6};
+	evs[1].args[0] =
+	    (struct at_arg){.type = AT_ARG_STR, .v = 1, .truncated = true, .str = "xyz"};
+	evs[2] =
+	    (struct at_event){.ts_ns = 7, .id = 1, .duration_ns = 9, .ret = INT64_MAX, .nargs = 6};
 	for (int a = 0; a < 6; a++)
 		evs[2].args[a] = (struct at_arg){.type = AT_ARG_RAW, .v = UINT64_MAX - (uint64_t)a};
 	/* An unreadable string: no bytes. */

@@ -31,8 +31,7 @@ static void test_stats(void)
 	check(near(at_stat_t_p2(1, 1), 0.5, 1e-12), "t p-value, df 1 (Cauchy): t=1 gives 0.5");
 	check(near(at_stat_t_p2(2, 2), 1 - 2 / sqrt(6), 1e-10), "t p-value, df 2: closed form");
 	check(near(at_stat_t_p2(2, 10), 0.0733880347707, 1e-9), "t p-value, t=2 df=10");
-	check(near(at_stat_t_p2(3.5, 7.3), 0.00934313852846, 1e-8),
-	      "t p-value, fractional df 7.3");
+	check(near(at_stat_t_p2(3.5, 7.3), 0.00934313852846, 1e-8), "t p-value, fractional df 7.3");
 	check(near(at_stat_t_p2(1.959963984540054, 1e7), 0.05, 1e-5),
 	      "t p-value tends to the normal one");
 	check(at_stat_t_p2(INFINITY, 5) == 0 && at_stat_t_p2(NAN, 5) == 1,
@@ -63,8 +62,8 @@ static void test_stats(void)
 	check(p == 1, "Mann-Whitney of empty histograms: p 1");
 
 	at_stat_holm(ps, 4, adj);
-	check(near(adj[0], 0.03, 1e-12) && near(adj[1], 0.06, 1e-12) &&
-		  near(adj[2], 0.06, 1e-12) && near(adj[3], 0.02, 1e-12),
+	check(near(adj[0], 0.03, 1e-12) && near(adj[1], 0.06, 1e-12) && near(adj[2], 0.06, 1e-12) &&
+		  near(adj[3], 0.02, 1e-12),
 	      "Holm adjusted p-values (monotone step-down)");
 }
 
@@ -168,7 +167,8 @@ static void test_verdicts(void)
 	check(near(r.speed, 2.0, 0.05), "common factor of a machine twice as slow is about 2");
 	check(r.nregressed == 1 && row_of(&r, "f3")->verdict == AT_DV_WORSE,
 	      "only f3 regressed, relative to the common factor");
-	check(near(row_of(&r, "f3")->change_pct, 30, 0.15) && !strcmp(row_of(&r, "f3")->test, "welch"),
+	check(near(row_of(&r, "f3")->change_pct, 30, 0.15) &&
+		  !strcmp(row_of(&r, "f3")->test, "welch"),
 	      "f3: change about +30 %, Welch on the interval series");
 	check(r.per_run && r.nmore == 1 && row_of(&r, "f5")->calls_verdict == AT_DV_WORSE &&
 		  near(row_of(&r, "f5")->calls_change_pct, 100, 1e-9),
@@ -192,9 +192,10 @@ static void test_verdicts(void)
 		q->calls_lo = n * 0.95;
 		q->calls_hi = n * 1.05;
 		rc = at_diff_compute(&a, pa.p, &b, pb.p, &o, &r, err, sizeof(err));
-		check(rc == 0 && row_of(&r, "f5")->calls_verdict == AT_DV_WORSE &&
-			  row_of(&r, "f5")->calls_p_adj < 0.01,
-		      "an estimate with a narrow interval: +100 % is a calls change, with a p-value");
+		check(
+		    rc == 0 && row_of(&r, "f5")->calls_verdict == AT_DV_WORSE &&
+			row_of(&r, "f5")->calls_p_adj < 0.01,
+		    "an estimate with a narrow interval: +100 % is a calls change, with a p-value");
 		at_diff_free(&r);
 		*q = keep;
 	}
@@ -229,7 +230,8 @@ static void test_verdicts(void)
 			nrows += r.rows[k].base_id >= 0 && r.rows[k].new_id >= 0 &&
 				 (r.rows[k].verdict == AT_DV_WORSE ||
 				  r.rows[k].calls_verdict == AT_DV_WORSE);
-		check(nfail == nrows && strstr(buf, "type=\"latency regression; called more often\""),
+		check(nfail == nrows &&
+			  strstr(buf, "type=\"latency regression; called more often\""),
 		      "JUnit: a latency regression that is also called more often is one failure");
 		if (fd >= 0) {
 			close(fd);
@@ -258,7 +260,9 @@ static void test_verdicts(void)
 			fclose(f);
 		}
 		buf[n] = '\0';
-		check(strstr(buf, "name=\"op&lt;&amp;&quot;&apos;\xef\xbf\xbd\xef\xbf\xbd&gt;\xc3\xa9\"") &&
+		check(strstr(
+			  buf,
+			  "name=\"op&lt;&amp;&quot;&apos;\xef\xbf\xbd\xef\xbf\xbd&gt;\xc3\xa9\"") &&
 			  strstr(buf, "tests=\"10\" failures=\"0\""),
 		      "JUnit: names escaped, bad bytes replaced, UTF-8 kept; 10 tests, 0 failures");
 		if (fd >= 0) {
@@ -329,8 +333,14 @@ static void test_chrome(void)
 	t.kv[0].value = at_xstrdup("pid 77 (/usr/bin/srv)");
 	t.nevents = 1;
 	t.events = ev;
-	t.events[0] = (struct at_event){.ts_ns = 1500, .pid = 77, .tid = 78, .cpu = 1, .id = 0,
-					.duration_ns = 2500, .ret = -22, .nargs = 4};
+	t.events[0] = (struct at_event){.ts_ns = 1500,
+					.pid = 77,
+					.tid = 78,
+					.cpu = 1,
+					.id = 0,
+					.duration_ns = 2500,
+					.ret = -22,
+					.nargs = 4};
 	t.events[0].args[0] = (struct at_arg){.type = AT_ARG_STR, .truncated = true, .v = 0x1000};
 	t.events[0].args[0].str = str;
 	t.events[0].args[1] = (struct at_arg){.type = AT_ARG_INT, .v = (uint64_t)-5};
@@ -341,12 +351,15 @@ static void test_chrome(void)
 	check(strstr(out, "{\"name\":\"parse\",\"cat\":\"srv\",\"ph\":\"X\",\"ts\":1.500,"
 			  "\"dur\":2.500,\"pid\":77,\"tid\":78,") != NULL,
 	      "chrome: complete event with name, cat, ph X, ts and dur in us, pid, tid");
-	check(strstr(out, "\"arg0\":\"a\\\"b\\\\c\\nd\\u0001\\ufffd\xc3\xa9\",\"arg0_truncated\":true") !=
-		  NULL,
-	      "chrome: string argument escaped, bad UTF-8 replaced, valid UTF-8 kept");
-	check(strstr(out, "\"arg1\":-5,\"arg2\":\"0xffffffffffffffff\",\"arg3\":null,\"ret\":-22") !=
-		  NULL,
-	      "chrome: signed int, raw register as hex string, unreadable string null, ret");
+	check(
+	    strstr(out,
+		   "\"arg0\":\"a\\\"b\\\\c\\nd\\u0001\\ufffd\xc3\xa9\",\"arg0_truncated\":true") !=
+		NULL,
+	    "chrome: string argument escaped, bad UTF-8 replaced, valid UTF-8 kept");
+	check(
+	    strstr(out, "\"arg1\":-5,\"arg2\":\"0xffffffffffffffff\",\"arg3\":null,\"ret\":-22") !=
+		NULL,
+	    "chrome: signed int, raw register as hex string, unreadable string null, ret");
 	check(strstr(out, "\"ph\":\"M\",\"pid\":77") != NULL, "chrome: process_name metadata");
 	free(out);
 	t.events = NULL;

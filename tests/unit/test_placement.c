@@ -7,11 +7,11 @@
 #include "check.h"
 #include "placement.h"
 
-#define ENDBR 0xf3, 0x0f, 0x1e, 0xfa
-#define PUSH_RBP 0x55
+#define ENDBR	    0xf3, 0x0f, 0x1e, 0xfa
+#define PUSH_RBP    0x55
 #define MOV_RBP_RSP 0x48, 0x89, 0xe5
-#define POP_RBP 0x5d
-#define RET 0xc3
+#define POP_RBP	    0x5d
+#define RET	    0xc3
 
 struct tcase {
 	const char *name;
@@ -130,7 +130,8 @@ int main(void)
 	}
 	/* The coarse site may move past an argument write; the detail one not. */
 	{
-		const uint8_t code[] = {ENDBR, 0xbe, 0x01, 0x00, 0x00, 0x00, PUSH_RBP, POP_RBP, RET};
+		const uint8_t code[] = {ENDBR, 0xbe,	 0x01,	  0x00, 0x00,
+					0x00,  PUSH_RBP, POP_RBP, RET};
 		struct at_site s;
 
 		at_place_site(code, sizeof(code), false, &s);

@@ -15,7 +15,6 @@
 #include "util.h"
 #include "check.h"
 
-
 int main(void);
 
 /* A static function that must keep its own symbol and body. */

@@ -109,7 +109,8 @@ static void test_specs(void)
 	check(!at_usdt_spec_parse("a:b(arg13:int)", &s, err, sizeof(err)), "spec: arg13 rejected");
 	check(!at_usdt_spec_parse("a:b(arg1:float)", &s, err, sizeof(err)) && strstr(err, "TYPE"),
 	      "spec: bad type");
-	check(!at_usdt_spec_parse("a:b*(arg1:int)", &s, err, sizeof(err)), "spec: no glob if keyed");
+	check(!at_usdt_spec_parse("a:b*(arg1:int)", &s, err, sizeof(err)),
+	      "spec: no glob if keyed");
 	check(!at_usdt_spec_parse("a:b(arg1:int,arg2:int,arg3:int,arg4:int,arg5:int)", &s, err,
 				  sizeof(err)),
 	      "spec: at most 4 keys");
@@ -152,7 +153,8 @@ static void test_notes(void)
 
 	check(at_usdt_load(CORPUS("sdt_stripped"), &s, err, sizeof(err)) == 0, "sdt: notes read");
 	p = find(&s, "tick");
-	check(p && p->sema && p->sema_offset && p->nargs == 4, "sdt: tick has a semaphore and 4 args");
+	check(p && p->sema && p->sema_offset && p->nargs == 4,
+	      "sdt: tick has a semaphore and 4 args");
 	{
 		size_t inl = 0;
 
@@ -181,11 +183,18 @@ static void test_tracefile(void)
 				 {.type = AT_ARG_INT, .v = (uint64_t)-7}};
 	struct at_symbol syms[3] = {
 	    {.id = 0, .kind = AT_SYM_FUNC, .name = "main"},
-	    {.id = 1, .kind = AT_SYM_USDT, .name = "python:line", .provider = "python",
+	    {.id = 1,
+	     .kind = AT_SYM_USDT,
+	     .name = "python:line",
+	     .provider = "python",
 	     .probe = "line"},
 	};
-	struct at_symbol key = {.id = 2, .kind = AT_SYM_USDT_KEY, .name = "python:f[fib...,-7]",
-				.provider = "python", .probe = "function__entry", .nkeys = 2,
+	struct at_symbol key = {.id = 2,
+				.kind = AT_SYM_USDT_KEY,
+				.name = "python:f[fib...,-7]",
+				.provider = "python",
+				.probe = "function__entry",
+				.nkeys = 2,
 				.keys = keys};
 	struct at_writer *w;
 	struct at_trace t;
@@ -199,7 +208,8 @@ static void test_tracefile(void)
 	check(at_trace_read(path, &t, false, err, sizeof(err)) == 0 && t.nsyms == 3,
 	      "tracefile: read back");
 	if (t.nsyms == 3) {
-		check(t.syms[0].kind == AT_SYM_FUNC && !t.syms[0].provider, "tracefile: function row");
+		check(t.syms[0].kind == AT_SYM_FUNC && !t.syms[0].provider,
+		      "tracefile: function row");
 		check(t.syms[1].kind == AT_SYM_USDT && !strcmp(t.syms[1].provider, "python") &&
 			  !strcmp(t.syms[1].probe, "line"),
 		      "tracefile: counted row");
