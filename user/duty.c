@@ -738,10 +738,10 @@ static bool release_window(struct at_duty *d, uint64_t now)
 
 /*
  * End the window. Its links stay in until the target reads outside it, at
- * most as long as linger_cap() allows: the turn a thread read
- * in the window counts to its end (turn_goes_on() in the programs; a turn
- * cut short would undercount the functions at its end), and calls after a
- * read outside the window do not count.
+ * most as long as linger_cap() allows: the turn a thread read in the window
+ * counts to its end (turn_goes_on() in the programs; a turn cut short would
+ * undercount the functions at its end), and calls after a read outside the
+ * window do not count.
  */
 static void close_window(struct at_duty *d, uint64_t now)
 {
