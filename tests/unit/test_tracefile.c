@@ -1543,6 +1543,49 @@ static void test_duty_rp_many_per_turn(void)
 	at_profile_free(&p);
 }
 
+/*
+ * Many calls a turn's end, most under a caller that goes by the reads
+ * (redis's clientHasPendingReplies under prepareClientToWrite): the
+ * windows slow the loop, so their turns serve many requests each, and the
+ * calls fit the few ends seen far better than the reads. By the ends, 24
+ * calls an end came out at 192000. The reads scale the calls under the
+ * reader instead, and the ends only those under the turn caller: 17300 +
+ * 32000. A function
+ * at 1-2 calls an end under such a caller still goes by the turns (the
+ * caller's mark can be wrong: beforeSleep, seen 4 times, went by the reads).
+ */
+static void test_duty_turns_under_readers(void)
+{
+	static const uint64_t r_on[8] = {20, 8, 16, 24, 12, 18, 10, 20},
+			      w_on[8] = {7, 3, 9, 2, 6, 8, 3, 5},
+			      u_on[8] = {2, 1, 3, 4, 1, 2, 1, 2};
+	struct at_func_profile many = {0}, blind = {0}, few = {0};
+	bool writes[10] = {0}, turns[10] = {[9] = true}, reads[10] = {[7] = true};
+
+	for (int i = 0; i < 8; i++) {
+		add_turns_interval(&many, r_on[i], w_on[i], u_on[i], u_on[i], 20 * u_on[i],
+				   4 * u_on[i]);
+		add_turns_interval(&blind, r_on[i], w_on[i], u_on[i], u_on[i], 20 * u_on[i],
+				   4 * u_on[i]);
+		add_turns_interval(&few, r_on[i], w_on[i], u_on[i], u_on[i], u_on[i], 0);
+	}
+	at_profile_estimate_callers(&many, writes, turns, reads, 10);
+	at_profile_estimate_callers(&blind, writes, turns, NULL, 10);
+	at_profile_estimate_callers(&few, writes, turns, reads, 10);
+	check(blind.estimated && blind.by_turns != AT_BY_READS &&
+		  fabs((double)blind.c.calls / 192000 - 1) <= 0.05,
+	      "duty turns under readers: without the callers' choices, by the ends (192000)");
+	check(many.estimated && many.by_turns == AT_BY_READS &&
+		  fabs((double)many.c.calls / 49300 - 1) <= 0.1,
+	      "duty turns under readers: 24 calls an end, mostly under a reader: the reads scale "
+	      "its share (49300)");
+	check(few.estimated && few.by_turns != AT_BY_READS && few.c.calls == 8000,
+	      "duty turns under readers: one call an end still goes by the ends (8000)");
+	at_profile_free(&many);
+	at_profile_free(&blind);
+	at_profile_free(&few);
+}
+
 /* A file named name with the test symbols and window w; true when written. */
 static bool write_window_file(const char *name, const struct at_window *w)
 {
@@ -2008,6 +2051,7 @@ int main(int argc, char **argv)
 	test_duty_rp_callers();
 	test_duty_rp_few_turns();
 	test_duty_rp_many_per_turn();
+	test_duty_turns_under_readers();
 	test_duty_turnwin();
 	test_duty_writes_not_followed();
 	test_duty_writes_margin();
