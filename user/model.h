@@ -513,6 +513,21 @@ void at_profile_explain(FILE *f, const char *name, const struct at_func_profile 
  */
 void at_profile_estimate_callers(struct at_func_profile *p, const bool *writes, const bool *turns,
 				 const bool *reads, size_t n);
+/*
+ * The same, where the reads scale the calls under each reader caller as
+ * they scale the reader's own: by its estimate per window call, by time
+ * (rtime[id]) and on the read path (rpath[id]; from
+ * at_profile_reads_scale(); 0: not a reader; either NULL: none).
+ */
+void at_profile_estimate_scaled(struct at_func_profile *p, const bool *writes, const bool *turns,
+				const bool *reads, const double *rtime, const double *rpath,
+				size_t n);
+/*
+ * A function by the reads: its estimate by them per call its windows saw,
+ * by time or on the read path (as its callees' calls under it count in
+ * the windows' callers and their read path); 0 when it has none.
+ */
+double at_profile_reads_scale(const struct at_func_profile *p, bool read_path);
 /* Free what a profile owns (its callers' fits). */
 void at_profile_free(struct at_func_profile *p);
 /* Value at quantile q (0..1) of a histogram, clamped to [min, max]. */

@@ -207,6 +207,8 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 	bool *writes = at_xcalloc(ps->t->nsyms + 1, sizeof(*writes));
 	bool *turns = at_xcalloc(ps->t->nsyms + 1, sizeof(*turns));
 	bool *reads = at_xcalloc(ps->t->nsyms + 1, sizeof(*reads));
+	double *rtime = at_xcalloc(ps->t->nsyms + 1, sizeof(*rtime));
+	double *rpath = at_xcalloc(ps->t->nsyms + 1, sizeof(*rpath));
 
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		writes[i] = at_profile_by_writes(&ps->p[i]);
@@ -231,8 +233,15 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 		    !writes[i] && !turns[i] && at_profile_by_reads(&ps->p[i], writes, ps->t->nsyms);
 	if (at_env_flag("ADAPTRACE_EXPLAIN"))
 		explain(ps, writes, turns, reads);
+	for (size_t i = 0; i < ps->t->nsyms; i++) {
+		rtime[i] = reads[i] ? at_profile_reads_scale(&ps->p[i], false) : 0;
+		rpath[i] = reads[i] ? at_profile_reads_scale(&ps->p[i], true) : 0;
+	}
 	for (size_t i = 0; i < ps->t->nsyms; i++)
-		at_profile_estimate_callers(&ps->p[i], writes, turns, reads, ps->t->nsyms);
+		at_profile_estimate_scaled(&ps->p[i], writes, turns, reads, rtime, rpath,
+					   ps->t->nsyms);
+	free(rpath);
+	free(rtime);
 	free(reads);
 	free(turns);
 	free(writes);

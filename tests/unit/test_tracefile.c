@@ -1160,6 +1160,44 @@ static void test_duty_callers_split(void)
 }
 
 /*
+ * As test_duty_callers_split, with 4 window writes an interval, but the
+ * windows of every other interval saw 4 reads against 20: the part under
+ * the reader, scaled by the reads together with the replies' calls, which
+ * weigh more where the windows saw few reads, comes out 32 % high (the
+ * function 53120 for 48000). Scaled as the reader itself (caller 7: once
+ * a read, 8000 by the reads from 96 window calls), it is 16000: 48000
+ * within 2 %.
+ */
+static void test_duty_reader_scale(void)
+{
+	static const uint64_t r_on[2] = {20, 4};
+	struct at_func_profile q = {0}, blind = {0}, reader = {0};
+	bool writes[10] = {[9] = true}, reads[10] = {[7] = true};
+	double rscale[10] = {0};
+
+	for (int i = 0; i < 8; i++) {
+		uint64_t r = r_on[i % 2];
+
+		add_callers_interval(&q, r, 4, 2 * r, 16);
+		add_callers_interval(&blind, r, 4, 2 * r, 16);
+		add_interval(&reader, 3, r, r, r, 4, true, NULL, 0, NULL);
+	}
+	rscale[7] = at_profile_reads_scale(&reader, false);
+	check(fabs(rscale[7] * 96 / 8000 - 1) <= 0.01,
+	      "duty reader scale: a reader's estimate per window call (8000 for 96)");
+	at_profile_estimate_scaled(&q, writes, NULL, reads, rscale, NULL, 10);
+	at_profile_estimate_callers(&blind, writes, NULL, reads, 10);
+	check(blind.estimated && blind.c.calls > 52800,
+	      "duty reader scale: the reads scale the reader's part with the replies' (10 % high)");
+	check(q.estimated && fabs((double)q.c.calls / 48000 - 1) <= 0.02 && q.calls_lo <= 48000 &&
+		  q.calls_hi >= 48000,
+	      "duty reader scale: the reader's part scaled as the reader (48000 within 2 %)");
+	at_profile_free(&q);
+	at_profile_free(&blind);
+	at_profile_free(&reader);
+}
+
+/*
  * A function whose calls by time follow the writes closely (as
  * test_duty_writes_follow's), but three quarters of them come under caller
  * 7, which goes by the reads: redis's clientHasPendingReplies, twice a
@@ -2052,6 +2090,7 @@ int main(int argc, char **argv)
 	test_duty_rp_few_turns();
 	test_duty_rp_many_per_turn();
 	test_duty_turns_under_readers();
+	test_duty_reader_scale();
 	test_duty_turnwin();
 	test_duty_writes_not_followed();
 	test_duty_writes_margin();
