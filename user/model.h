@@ -514,20 +514,26 @@ void at_profile_explain(FILE *f, const char *name, const struct at_func_profile 
 void at_profile_estimate_callers(struct at_func_profile *p, const bool *writes, const bool *turns,
 				 const bool *reads, size_t n);
 /*
- * The same, where the reads scale the calls under each reader caller as
- * they scale the reader's own: by its estimate per window call, by time
- * (rtime[id]) and on the read path (rpath[id]; from
- * at_profile_reads_scale(); 0: not a reader; either NULL: none).
+ * Per caller id, its estimate per window call, by which the calls under it
+ * scale (0: not so; any NULL: none): a caller by the reads, as its calls
+ * counted by time (reads_time) and on the read path (reads_path); one by
+ * the writes, on the read path (writes_path).
  */
+struct at_caller_scales {
+	const double *reads_time, *reads_path, *writes_path;
+};
+
+/* at_profile_estimate_callers, with the callers' own scales (sc NULL: none). */
 void at_profile_estimate_scaled(struct at_func_profile *p, const bool *writes, const bool *turns,
-				const bool *reads, const double *rtime, const double *rpath,
-				size_t n);
+				const bool *reads, const struct at_caller_scales *sc, size_t n);
 /*
  * A function by the reads: its estimate by them per call its windows saw,
  * by time or on the read path (as its callees' calls under it count in
  * the windows' callers and their read path); 0 when it has none.
  */
 double at_profile_reads_scale(const struct at_func_profile *p, bool read_path);
+/* The same for a function by the writes, on the read path. */
+double at_profile_writes_scale(const struct at_func_profile *p);
 /* Free what a profile owns (its callers' fits). */
 void at_profile_free(struct at_func_profile *p);
 /* Value at quantile q (0..1) of a histogram, clamped to [min, max]. */

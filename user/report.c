@@ -209,6 +209,8 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 	bool *reads = at_xcalloc(ps->t->nsyms + 1, sizeof(*reads));
 	double *rtime = at_xcalloc(ps->t->nsyms + 1, sizeof(*rtime));
 	double *rpath = at_xcalloc(ps->t->nsyms + 1, sizeof(*rpath));
+	double *wpath = at_xcalloc(ps->t->nsyms + 1, sizeof(*wpath));
+	struct at_caller_scales sc = {rtime, rpath, wpath};
 
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		writes[i] = at_profile_by_writes(&ps->p[i]);
@@ -236,10 +238,11 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 	for (size_t i = 0; i < ps->t->nsyms; i++) {
 		rtime[i] = reads[i] ? at_profile_reads_scale(&ps->p[i], false) : 0;
 		rpath[i] = reads[i] ? at_profile_reads_scale(&ps->p[i], true) : 0;
+		wpath[i] = writes[i] && !turns[i] ? at_profile_writes_scale(&ps->p[i]) : 0;
 	}
 	for (size_t i = 0; i < ps->t->nsyms; i++)
-		at_profile_estimate_scaled(&ps->p[i], writes, turns, reads, rtime, rpath,
-					   ps->t->nsyms);
+		at_profile_estimate_scaled(&ps->p[i], writes, turns, reads, &sc, ps->t->nsyms);
+	free(wpath);
 	free(rpath);
 	free(rtime);
 	free(reads);

@@ -1174,6 +1174,7 @@ static void test_duty_reader_scale(void)
 	struct at_func_profile q = {0}, blind = {0}, reader = {0};
 	bool writes[10] = {[9] = true}, reads[10] = {[7] = true};
 	double rscale[10] = {0};
+	struct at_caller_scales sc = {.reads_time = rscale};
 
 	for (int i = 0; i < 8; i++) {
 		uint64_t r = r_on[i % 2];
@@ -1185,7 +1186,7 @@ static void test_duty_reader_scale(void)
 	rscale[7] = at_profile_reads_scale(&reader, false);
 	check(fabs(rscale[7] * 96 / 8000 - 1) <= 0.01,
 	      "duty reader scale: a reader's estimate per window call (8000 for 96)");
-	at_profile_estimate_scaled(&q, writes, NULL, reads, rscale, NULL, 10);
+	at_profile_estimate_scaled(&q, writes, NULL, reads, &sc, 10);
 	at_profile_estimate_callers(&blind, writes, NULL, reads, 10);
 	check(blind.estimated && blind.c.calls > 52800,
 	      "duty reader scale: the reads scale the reader's part with the replies' (10 % high)");
@@ -1516,6 +1517,20 @@ static void test_duty_rp_callers(void)
 	check(callee.estimated && callee.writes_share > 0 &&
 		  fabs((double)callee.c.calls / 16000 - 1) <= 0.05,
 	      "duty read path: under a caller by the writes, its part by the writes (16000)");
+	{
+		/* The caller's own estimate: 16000 for the 109 read-path calls under it. */
+		double wscale[10] = {[9] = 16000.0 / 109};
+		struct at_caller_scales sc = {.writes_path = wscale};
+		struct at_func_profile scaled = {0};
+
+		for (int i = 0; i < 8; i++)
+			add_rp_interval(&scaled, r_on[i], rp_t[i], rp_w[i], r_on[i], rp_w[i]);
+		at_profile_estimate_scaled(&scaled, by_replies, NULL, NULL, &sc, 10);
+		check(scaled.estimated && fabs((double)scaled.c.calls / 24000 - 1) <= 0.05,
+		      "duty read path: under a caller by the writes with a scale of its own, "
+		      "its part scales as the caller (8000 + 16000)");
+		at_profile_free(&scaled);
+	}
 	at_profile_free(&per_turn);
 	at_profile_free(&per_reply);
 	at_profile_free(&none);
