@@ -1639,6 +1639,36 @@ static void test_duty_turns_under_readers(void)
 	at_profile_free(&few);
 }
 
+/*
+ * Three calls a turn's end under a turn caller (redis's moduleCount, in
+ * beforeSleep and afterSleep), whose windows' writes came at the turns'
+ * ends too: they fit the writes as well as the ends, and by the writes,
+ * 1000 an interval against 1000 ends, it came out at half its count
+ * (12000). The turns scale it: 24000. At 20 calls an end, under the same
+ * caller (writeToClient, once a reply), the writes still do.
+ */
+static void test_duty_turn_callee_not_by_writes(void)
+{
+	static const uint64_t r_on[8] = {20, 8, 16, 24, 12, 18, 10, 20},
+			      u_on[8] = {2, 1, 3, 4, 1, 2, 1, 2};
+	struct at_func_profile few = {0}, many = {0};
+	bool writes[10] = {0}, turns[10] = {[9] = true};
+
+	for (int i = 0; i < 8; i++) {
+		add_turns_interval(&few, r_on[i], 2 * u_on[i], u_on[i], u_on[i], 0, 3 * u_on[i]);
+		add_turns_interval(&many, r_on[i], 20 * u_on[i], u_on[i], u_on[i], 0, 20 * u_on[i]);
+	}
+	check(at_profile_by_writes(&few), "duty turn callee: its calls fit the writes");
+	at_profile_estimate_callers(&few, writes, turns, NULL, 10);
+	at_profile_estimate_callers(&many, writes, turns, NULL, 10);
+	check(few.estimated && !few.by_writes && fabs((double)few.c.calls / 24000 - 1) <= 0.05,
+	      "duty turn callee: 3 calls an end under a turn caller, by the turns (24000)");
+	check(many.estimated && many.by_writes && fabs((double)many.c.calls / 8000 - 1) <= 0.05,
+	      "duty turn callee: 20 calls an end under a turn caller, by the writes (8000)");
+	at_profile_free(&few);
+	at_profile_free(&many);
+}
+
 /* A file named name with the test symbols and window w; true when written. */
 static bool write_window_file(const char *name, const struct at_window *w)
 {
@@ -2106,6 +2136,7 @@ int main(int argc, char **argv)
 	test_duty_rp_many_per_turn();
 	test_duty_turns_under_readers();
 	test_duty_reader_scale();
+	test_duty_turn_callee_not_by_writes();
 	test_duty_turnwin();
 	test_duty_writes_not_followed();
 	test_duty_writes_margin();
