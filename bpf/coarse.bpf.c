@@ -761,7 +761,8 @@ static __always_inline bool turn_goes_on(const struct shadow_stack *s)
 
 /*
  * The coarse budget's yardstick: the target's socket reads that returned
- * data. A server reads a request and handles it at once, so its calls
+ * data or end of file (a class of their own: a client hanging up is work
+ * too). A server reads a request and handles it at once, so its calls
  * follow its reads even over a window shorter than one turn of its event
  * loop, while writes are often batched at the end of the turn and waits
  * get fewer per request when the probes slow the loop down. A sys_enter
@@ -776,7 +777,7 @@ int BPF_PROG(duty_inputs, struct sock *sk, int ret, int flags)
 	bool on, turn;
 	__u32 cls;
 
-	if (ret <= 0)
+	if (ret < 0)
 		return 0;
 	if (!target_process())
 		return 0;

@@ -180,9 +180,16 @@ struct at_fstats {
 /* The same pair's read-path calls (as AT_RP_TURNS): ids are below 2^31. */
 #define AT_CALLER_RP (1ULL << 63)
 
+/*
+ * A socket read's class: 0 for end of file (a client hanging up), else a
+ * multiplicative hash of its length onto the other 15. A window that
+ * caught 50 clients hanging up at once saw 51 freeClient calls against a
+ * few requests' reads: by those, freeClient came out at 39,342 and
+ * readQueryFromClient 13 % high.
+ */
 static inline __u32 at_read_class(__u32 len)
 {
-	return (len * 2654435761u) >> 28; /* a multiplicative hash onto 16 classes */
+	return len ? 1 + ((len * 2654435761u) >> 28) % (AT_READ_CLASSES - 1) : 0;
 }
 
 struct at_reads {
