@@ -1011,7 +1011,7 @@ double at_profile_reads_scale(const struct at_func_profile *p, bool read_path)
  * where the windows saw few reads: redis's clientHasPendingReplies, half
  * of it under prepareClientToWrite (once a call there), came out 12-32 %
  * high in 5 of 8 recordings, its part by the reads twice
- * prepareClientToWrite's count. Over 226 redis recordings, 1252
+ * prepareClientToWrite's count. Over 210 redis recordings, 1252
  * function-recordings changed: their mean error went from 5.5 % to 4.8 %.
  */
 static double reader_callers_estimate(const struct at_caller_total *c, uint32_t nc,
@@ -1102,7 +1102,7 @@ void at_profile_estimate_scaled(struct at_func_profile *p, const bool *writes, c
 		 * turns scale those (turn_callers_estimate()), not the writes.
 		 * redis's moduleCount, twice in beforeSleep and once in
 		 * afterSleep, fitted the few window writes better and went by
-		 * them at 73-98 % low in 15 of 226 recordings. Not at many an
+		 * them at 73-98 % low in 15 of 218 recordings. Not at many an
 		 * end: writeToClient, once a reply under
 		 * handleClientsWithPendingWrites, follows the writes.
 		 */
