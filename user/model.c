@@ -292,6 +292,28 @@ static double turn_callers_estimate(const struct at_duty_est *d, const bool *tur
 	return under * all / on;
 }
 
+/*
+ * Calls a turn's end in the windows past which the few ends seen fit a
+ * function by chance (redis's windows see 4-9 ends a recording).
+ */
+#define MANY_AN_END 8
+
+/* Whether the windows saw a function many times a turn's end. */
+static bool many_an_end(const struct at_duty_est *d)
+{
+	return strata_calls(&d->tu) > MANY_AN_END * strata_on(&d->tu);
+}
+
+/* A function's calls on the windows' read path, under all its callers. */
+static double rp_calls(const struct at_duty_est *d)
+{
+	double all = 0;
+
+	for (uint32_t i = 0; i < d->nrp_callers; i++)
+		all += d->rp_callers[i].calls;
+	return all;
+}
+
 /* How rp_callers_estimate() splits a function's read-path calls. */
 struct rp_split {
 	double wshare, wpart, wvar; /* under the callers that go by the writes */
@@ -351,13 +373,12 @@ static bool both_fit(const struct at_duty_est *d, const struct at_caller_total *
 static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes, const bool *turns,
 				const double *wpath, size_t n, struct rp_split *r)
 {
-	double all = 0;
+	double all;
 
 	*r = (struct rp_split){0};
 	if (!d->nrp || d->nrp != d->ncls_win)
 		return false;
-	for (uint32_t i = 0; i < d->nrp_callers; i++)
-		all += d->rp_callers[i].calls;
+	all = rp_calls(d);
 	for (uint32_t i = 0; i < d->nrp_callers; i++) {
 		const struct at_caller_total *c = &d->rp_callers[i];
 		bool w = c->caller < n && writes && writes[c->caller];
@@ -395,7 +416,7 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 			}
 			if (fabs(sse_t - sse_w) <= 1e-9 * c->cc)
 				by_writes = c->calls > 2 * d->rp_turns;
-			else if (c->calls > 8 * d->rp_turns && !(3 * sse_t < sse_w))
+			else if (c->calls > MANY_AN_END * d->rp_turns && !(3 * sse_t < sse_w))
 				/*
 				 * Many calls an end: a little better fit of the few ends
 				 * is chance. listNext under redis's
@@ -969,37 +990,35 @@ bool at_profile_by_reads(const struct at_func_profile *p, const bool *writes, si
 double at_profile_writes_scale(const struct at_func_profile *p)
 {
 	const struct at_duty_est *d = &p->duty;
-	double est, var, unseen, west, wvar, seen = 0;
+	double est, var, unseen, west, wvar, seen;
 	bool have_writes;
 
 	if (!d->nwin || p->estimated || !d->ncls_win || d->nrp != d->ncls_win)
 		return 0;
-	for (uint32_t i = 0; i < d->nrp_callers; i++)
-		seen += d->rp_callers[i].calls;
+	seen = rp_calls(d);
 	if (seen < AT_DUTY_MIN_STRATUM ||
 	    !class_choice(d, &est, &var, &unseen, &west, &wvar, &have_writes))
 		return 0;
 	return west > 0 ? west / seen : 0;
 }
 
-double at_profile_reads_scale(const struct at_func_profile *p, bool read_path)
+void at_profile_reads_scales(const struct at_func_profile *p, double *by_time, double *on_path)
 {
 	const struct at_duty_est *d = &p->duty;
-	double est, var, unseen, west, wvar, seen = 0;
+	double est, var, unseen, west, wvar, time, path;
 	bool have_writes;
 
+	*by_time = *on_path = 0;
 	if (!d->nwin || p->estimated || !d->ncls_win || d->nwr != d->ncls_win)
-		return 0;
-	/* Not the calls after window reads: the turn windows and their arming add to those. */
-	if (read_path && d->nrp == d->ncls_win)
-		for (uint32_t i = 0; i < d->nrp_callers; i++)
-			seen += d->rp_callers[i].calls;
-	else if (!read_path)
-		seen = strata_calls(&d->wr);
-	if (seen < AT_DUTY_MIN_STRATUM)
-		return 0;
+		return;
 	class_choice(d, &est, &var, &unseen, &west, &wvar, &have_writes);
-	return est > 0 ? est / seen : 0;
+	if (!(est > 0))
+		return;
+	time = strata_calls(&d->wr);
+	/* Not the calls after window reads: the turn windows and their arming add to those. */
+	path = d->nrp == d->ncls_win ? rp_calls(d) : 0;
+	*by_time = time >= AT_DUTY_MIN_STRATUM ? est / time : 0;
+	*on_path = path >= AT_DUTY_MIN_STRATUM ? est / path : 0;
 }
 
 /*
@@ -1106,8 +1125,7 @@ void at_profile_estimate_scaled(struct at_func_profile *p, const bool *writes, c
 		 * end: writeToClient, once a reply under
 		 * handleClientsWithPendingWrites, follows the writes.
 		 */
-		if (by_writes && strata_calls(&d->tu) <= 8 * strata_on(&d->tu) &&
-		    caller_share(d, turns, n, &split) >= 0.5)
+		if (by_writes && !many_an_end(d) && caller_share(d, turns, n, &split) >= 0.5)
 			by_writes = false;
 		class_reads(d->cls, &reads_on, &reads);
 		p->unseen_reads = reads > 0 ? unseen / reads : 0;
@@ -1123,8 +1141,7 @@ void at_profile_estimate_scaled(struct at_func_profile *p, const bool *writes, c
 		 * Not at a call or so an end: a caller seen a few times may go
 		 * by the reads by mistake (beforeSleep, 4 calls).
 		 */
-		if (p->by_turns != AT_BY_READS && !p->turn_windows &&
-		    strata_calls(&d->tu) > 8 * strata_on(&d->tu)) {
+		if (p->by_turns != AT_BY_READS && !p->turn_windows && many_an_end(d)) {
 			double all, rw = caller_share(d, by_reads, n, &all) +
 					 caller_share(d, writes, n, &all);
 

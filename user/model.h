@@ -528,10 +528,11 @@ void at_profile_estimate_scaled(struct at_func_profile *p, const bool *writes, c
 				const bool *reads, const struct at_caller_scales *sc, size_t n);
 /*
  * A function by the reads: its estimate by them per call its windows saw,
- * by time or on the read path (as its callees' calls under it count in
- * the windows' callers and their read path); 0 when it has none.
+ * by time (*by_time) and on the read path (*on_path), as its callees'
+ * calls under it count in the windows' callers and their read path; 0
+ * where it has none.
  */
-double at_profile_reads_scale(const struct at_func_profile *p, bool read_path);
+void at_profile_reads_scales(const struct at_func_profile *p, double *by_time, double *on_path);
 /* The same for a function by the writes, on the read path. */
 double at_profile_writes_scale(const struct at_func_profile *p);
 /* Free what a profile owns (its callers' fits). */

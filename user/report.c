@@ -235,10 +235,12 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 		    !writes[i] && !turns[i] && at_profile_by_reads(&ps->p[i], writes, ps->t->nsyms);
 	if (at_env_flag("ADAPTRACE_EXPLAIN"))
 		explain(ps, writes, turns, reads);
+	/* writes[] holds no turn caller (see above). */
 	for (size_t i = 0; i < ps->t->nsyms; i++) {
-		rtime[i] = reads[i] ? at_profile_reads_scale(&ps->p[i], false) : 0;
-		rpath[i] = reads[i] ? at_profile_reads_scale(&ps->p[i], true) : 0;
-		wpath[i] = writes[i] && !turns[i] ? at_profile_writes_scale(&ps->p[i]) : 0;
+		if (reads[i])
+			at_profile_reads_scales(&ps->p[i], &rtime[i], &rpath[i]);
+		if (writes[i])
+			wpath[i] = at_profile_writes_scale(&ps->p[i]);
 	}
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		at_profile_estimate_scaled(&ps->p[i], writes, turns, reads, &sc, ps->t->nsyms);

@@ -1173,7 +1173,7 @@ static void test_duty_reader_scale(void)
 	static const uint64_t r_on[2] = {20, 4};
 	struct at_func_profile q = {0}, blind = {0}, reader = {0};
 	bool writes[10] = {[9] = true}, reads[10] = {[7] = true};
-	double rscale[10] = {0};
+	double rscale[10] = {0}, path;
 	struct at_caller_scales sc = {.reads_time = rscale};
 
 	for (int i = 0; i < 8; i++) {
@@ -1183,7 +1183,7 @@ static void test_duty_reader_scale(void)
 		add_callers_interval(&blind, r, 4, 2 * r, 16);
 		add_interval(&reader, 3, r, r, r, 4, true, NULL, 0, NULL);
 	}
-	rscale[7] = at_profile_reads_scale(&reader, false);
+	at_profile_reads_scales(&reader, &rscale[7], &path);
 	check(fabs(rscale[7] * 96 / 8000 - 1) <= 0.01,
 	      "duty reader scale: a reader's estimate per window call (8000 for 96)");
 	at_profile_estimate_scaled(&q, writes, NULL, reads, &sc, 10);
