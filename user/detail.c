@@ -520,16 +520,21 @@ __asm__(".text\n"
 	"	ret\n"
 	".size at_detail_calib_sstep, .-at_detail_calib_sstep\n");
 
-/* ns per call of a probe site, over n calls. */
+/*
+ * CPU ns per call of a probe site, over n calls. CPU time, the budget's
+ * own measure of the target: a preemption would add wall time to a round,
+ * and a cost above the target's whole CPU time left the planner no work to
+ * spend the budget on.
+ */
 static double time_site(int (*site)(int), int n)
 {
 	volatile int sink = 0;
-	uint64_t t = at_now_ns();
+	uint64_t t = at_thread_cpu_ns();
 
 	for (int i = 0; i < n; i++)
 		sink += site(i);
 	(void)sink;
-	return (double)(at_now_ns() - t) / n;
+	return (double)(at_thread_cpu_ns() - t) / n;
 }
 
 static double time_calls(int n)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The coarse budget's duty cycle. duty's hot() runs flat out, so its probes
-# cost far more than --budget 5 allows on any machine; cold() runs 100
+# cost far more than --budget 5 allows on any machine; cold() runs 20
 # times a second and costs almost nothing. With --budget, hot() moves to
 # short probing windows and its figures become estimates with an interval;
 # cold() stays exact through the move to new links, with or without the
