@@ -27,9 +27,10 @@ TRACED void hot(void)
 }
 
 /*
- * 20 calls a second: a leaf, so its probe is single-stepped, 25-43 us a
- * call on a slow day here; at 100 a second that was a quarter of the
- * budget the planner saw beside hot()'s probes, and cold() went to windows.
+ * 20 calls a second: a leaf, so its probe is single-stepped, 20-43 us a
+ * call here on slow days. At 100 a second it came near the quarter of the
+ * budget that the planner leaves to always-on probes, and once went to
+ * windows.
  */
 TRACED void cold(void)
 {
