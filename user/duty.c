@@ -990,22 +990,6 @@ static int caller_cmp(const void *a, const void *b)
 	return cx < cy ? -1 : cx > cy;
 }
 
-/* Index of id in the interval's duty list (ascending ids), or nduty. */
-static uint32_t duty_index(const struct at_window *win, uint32_t id)
-{
-	uint32_t lo = 0, hi = win->nduty;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (win->duty[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < win->nduty && win->duty[lo].id == id ? lo : win->nduty;
-}
-
 /*
  * Take the window calls per innermost caller out of wcallers: each pair
  * is looked up and deleted at once, so a call counted meanwhile lands in
@@ -1033,7 +1017,7 @@ static void fill_callers(struct at_duty *d, struct at_window *win)
 	win->rp_callers = nkeys ? at_xcalloc(nkeys, sizeof(*win->rp_callers)) : NULL;
 	for (size_t i = 0; i < nkeys; i++) {
 		bool rp = keys[i] & AT_CALLER_RP;
-		uint32_t k = duty_index(win, (uint32_t)((keys[i] & ~AT_CALLER_RP) >> 32));
+		uint32_t k = at_window_duty_index(win, (uint32_t)((keys[i] & ~AT_CALLER_RP) >> 32));
 		uint32_t caller = (uint32_t)keys[i];
 		uint64_t sum = 0;
 

@@ -328,6 +328,12 @@ struct at_caller_total {
 	uint32_t caller; /* a symbol id, AT_NO_CALLER: none */
 	uint32_t nwin;
 	double calls, cc, ct, cw;
+	/*
+	 * On the read path, over the intervals whose windows probed the caller
+	 * too: the calls under it (matched) and the caller's own calls (own).
+	 */
+	double matched, own;
+	double matched_even, own_even; /* in those where it ran once a turn's end */
 };
 
 /*
@@ -418,6 +424,11 @@ struct at_duty_obs {
 	uint64_t rp_turns, rp_writes;
 	uint32_t nrp_callers;
 	const struct at_caller_calls *rp_callers;
+	/*
+	 * Per rp_callers entry, its caller's own calls on the read path in the
+	 * interval (-1: the windows did not probe the caller); NULL: none known.
+	 */
+	const int64_t *rp_caller_own;
 };
 
 /* Socket reads an interval's windows must see for a ratio of its own. */
@@ -462,6 +473,8 @@ void at_counts_merge(struct at_counts *dst, const struct at_counts *src);
  * along. Both lists ascend by id: *k walks w->duty across calls (start at 0).
  */
 const struct at_duty_on *at_window_duty(const struct at_window *w, uint32_t id, uint32_t *k);
+/* Index of id in w's duty list (ascending ids), or w->nduty. */
+uint32_t at_window_duty_index(const struct at_window *w, uint32_t id);
 /* Whether the duty function duty[k] was in the interval's turn windows too. */
 bool at_window_turnwise(const struct at_window *w, uint32_t k);
 /* Its index in w->turnwin, or -1. */
@@ -521,6 +534,8 @@ void at_profile_estimate_callers(struct at_func_profile *p, const bool *writes, 
  */
 struct at_caller_scales {
 	const double *reads_time, *reads_path, *writes_path;
+	/* A turn caller's calls per turn's end in its turn windows. */
+	const double *turn_end;
 };
 
 /* at_profile_estimate_callers, with the callers' own scales (sc NULL: none). */
@@ -535,6 +550,8 @@ void at_profile_estimate_scaled(struct at_func_profile *p, const bool *writes, c
 void at_profile_reads_scales(const struct at_func_profile *p, double *by_time, double *on_path);
 /* The same for a function by the writes, on the read path. */
 double at_profile_writes_scale(const struct at_func_profile *p);
+/* A function of the turn windows: its calls per turn's end there (0: too few seen). */
+double at_profile_turn_end_scale(const struct at_func_profile *p);
 /* Free what a profile owns (its callers' fits). */
 void at_profile_free(struct at_func_profile *p);
 /* Value at quantile q (0..1) of a histogram, clamped to [min, max]. */

@@ -81,9 +81,59 @@ static uint32_t caller_run(const struct at_caller_calls *v, uint32_t n, uint32_t
 	return m;
 }
 
+/*
+ * Each duty function's own calls on w's read path (own[k]), -1 in its
+ * first interval in the windows: it may have moved there in the middle of
+ * it, so its calls there and those of its callees under it cover different
+ * spans.
+ */
+static int64_t *rp_own_calls(const struct at_profile_set *ps, const struct at_window *w)
+{
+	int64_t *own = at_xcalloc(w->nduty + 1, sizeof(*own));
+
+	for (uint32_t k = 0; k < w->nduty; k++) {
+		uint32_t id = w->duty[k].id;
+
+		own[k] = w->has_rpath && id < ps->t->nsyms && ps->p[id].duty.nwin ? 0 : -1;
+	}
+	for (uint32_t i = 0; i < w->nrp_callers; i++)
+		if (w->rp_callers[i].k < w->nduty && own[w->rp_callers[i].k] >= 0)
+			own[w->rp_callers[i].k] += (int64_t)w->rp_callers[i].calls;
+	return own;
+}
+
+/*
+ * Per entry of a function's read-path callers (run, m of them), the
+ * caller's own calls there (own, from rp_own_calls()), into v; -1 where
+ * unknown. NULL when none is known (self_own < 0: the function's first
+ * interval in the windows, see rp_own_calls()).
+ */
+static const int64_t *rp_caller_own(const struct at_window *w, const int64_t *own, int64_t self_own,
+				    const struct at_caller_calls *run, uint32_t m, int64_t **v,
+				    uint32_t *cap)
+{
+	bool any = false;
+
+	if (self_own < 0 || !m)
+		return NULL;
+	if (*cap < m) {
+		*v = at_xrealloc(*v, m, sizeof(**v));
+		*cap = m;
+	}
+	for (uint32_t i = 0; i < m; i++) {
+		uint32_t k = run[i].caller == AT_NO_CALLER ? w->nduty
+							   : at_window_duty_index(w, run[i].caller);
+
+		(*v)[i] = k < w->nduty ? own[k] : -1;
+		any = any || (*v)[i] >= 0;
+	}
+	return any ? *v : NULL;
+}
+
 void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window *w)
 {
-	uint32_t j = 0, c = 0, wc = 0, ci = 0, ri = 0;
+	uint32_t j = 0, c = 0, wc = 0, ci = 0, ri = 0, owncap = 0;
+	int64_t *own = rp_own_calls(ps, w), *ownv = NULL;
 
 	for (uint32_t i = 0; i < w->n; i++)
 		if (w->e[i].id < ps->t->nsyms)
@@ -152,9 +202,13 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 			o.rp_writes = w->rp_writes;
 			o.nrp_callers =
 			    caller_run(w->rp_callers, w->nrp_callers, k, &ri, &o.rp_callers);
+			o.rp_caller_own = rp_caller_own(w, own, own[k], o.rp_callers, o.nrp_callers,
+							&ownv, &owncap);
 			at_profile_add_duty(&ps->p[id], &o);
 		}
 	}
+	free(ownv);
+	free(own);
 	if (w->end_ns > ps->duration_ns)
 		ps->duration_ns = w->end_ns;
 }
@@ -189,10 +243,12 @@ static void explain(const struct at_profile_set *ps, const bool *writes, const b
 			bool known = r->caller < ps->t->nsyms;
 
 			fprintf(stderr,
-				"  <rp %s %.0f in %u%s%s of %.0f turns' ends, %.0f writes\n",
+				"  <rp %s %.0f in %u%s%s of %.0f turns' ends, %.0f writes; %.0f of "
+				"its %.0f\n",
 				known ? ps->t->syms[r->caller].name : "-", r->calls, r->nwin,
 				known && writes[r->caller] ? " W" : "",
-				known && turns[r->caller] ? " T" : "", d->rp_turns, d->rp_writes);
+				known && turns[r->caller] ? " T" : "", d->rp_turns, d->rp_writes,
+				r->matched, r->own);
 		}
 	}
 }
@@ -210,7 +266,8 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 	double *rtime = at_xcalloc(ps->t->nsyms + 1, sizeof(*rtime));
 	double *rpath = at_xcalloc(ps->t->nsyms + 1, sizeof(*rpath));
 	double *wpath = at_xcalloc(ps->t->nsyms + 1, sizeof(*wpath));
-	struct at_caller_scales sc = {rtime, rpath, wpath};
+	double *tend = at_xcalloc(ps->t->nsyms + 1, sizeof(*tend));
+	struct at_caller_scales sc = {rtime, rpath, wpath, tend};
 
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		writes[i] = at_profile_by_writes(&ps->p[i]);
@@ -241,9 +298,12 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 			at_profile_reads_scales(&ps->p[i], &rtime[i], &rpath[i]);
 		if (writes[i])
 			wpath[i] = at_profile_writes_scale(&ps->p[i]);
+		if (turns[i])
+			tend[i] = at_profile_turn_end_scale(&ps->p[i]);
 	}
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		at_profile_estimate_scaled(&ps->p[i], writes, turns, reads, &sc, ps->t->nsyms);
+	free(tend);
 	free(wpath);
 	free(rpath);
 	free(rtime);
