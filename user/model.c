@@ -376,19 +376,25 @@ static bool both_fit(const struct at_duty_est *d, const struct at_caller_total *
  * of 8 recordings, where beforeSleep's turn windows saw 1.03 calls an end.
  * The intervals where the caller ran once an end, when there are enough:
  * a window cut between the caller's entry and its turn's end keeps the
- * caller's call and not those it makes later.
+ * caller's call and not those it makes later. Under 3 calls of the
+ * caller, only a function called at each of them (rp_callers_estimate()
+ * then takes it however few its calls): a recording whose read path saw
+ * 2 ends dropped evictClients' part under beforeSleep, 1 of 1 there, and
+ * came out 36 % low; propagatePendingCommands, run under
+ * activeExpireCycle by time, 2 of 4, would go 30 % high.
  */
-static void turn_caller_part(const struct at_caller_total *c, const double *turn_end, size_t n,
+static bool turn_caller_part(const struct at_caller_total *c, const double *turn_end, size_t n,
 			     double all_ends, double *part, double *seen, double *den)
 {
 	bool even = c->own_even >= AT_DUTY_MIN_STRATUM && c->matched_even > 0;
 
-	if (!turn_end || c->caller >= n || !(turn_end[c->caller] > 0) ||
-	    c->own < AT_DUTY_MIN_STRATUM || !(c->matched > 0))
-		return;
+	if (!turn_end || c->caller >= n || !(turn_end[c->caller] > 0) || !(c->own >= 1) ||
+	    !(c->matched > 0) || (c->own < AT_DUTY_MIN_STRATUM && c->matched < c->own))
+		return false;
 	*seen = even ? c->matched_even : c->matched;
 	*den = even ? c->own_even : c->own;
 	*part = *seen / *den * turn_end[c->caller] * all_ends;
+	return true;
 }
 
 /*
@@ -418,6 +424,7 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 				struct rp_split *r)
 {
 	double all;
+	bool by_own = false;
 
 	*r = (struct rp_split){0};
 	if (!d->nrp || d->nrp != d->ncls_win)
@@ -483,8 +490,10 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 			part = c->calls * wpath[c->caller];
 			den = c->calls;
 		}
-		if (t && !by_writes)
-			turn_caller_part(c, turn_end, n, d->rp_turn_all, &part, &seen, &den);
+		if (t && !by_writes &&
+		    turn_caller_part(c, turn_end, n, d->rp_turn_all, &part, &seen, &den) &&
+		    c->matched >= c->own)
+			by_own = true;
 		if (t) {
 			/* Poisson on the calls and on the yardstick seen. */
 			r->tvar += part * part * (1 / seen + 1 / den);
@@ -498,7 +507,7 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 			r->wshare += c->calls;
 		}
 	}
-	if (r->tshare + r->wshare < AT_DUTY_MIN_STRATUM) {
+	if (r->tshare + r->wshare < AT_DUTY_MIN_STRATUM && !by_own) {
 		*r = (struct rp_split){0};
 		return false;
 	}

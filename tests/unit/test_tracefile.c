@@ -1598,6 +1598,33 @@ static void test_duty_rp_turn_caller_own(void)
 	at_profile_free(&by_ends);
 	at_profile_free(&tail);
 	at_profile_free(&cut);
+	/*
+	 * A read path that saw 2 ends, the caller once at each and the
+	 * function once under it: its part still counts (12800, an interval
+	 * as wide as so few calls make it), where dropping it left 8000. Once
+	 * under 2 of 4 calls of the caller, it is dropped as before.
+	 */
+	{
+		static const uint64_t thin_t[8] = {1, 0, 0, 0, 1, 0, 0, 0};
+		struct at_func_profile thin = {0}, half = {0};
+
+		for (int i = 0; i < 8; i++) {
+			add_rp_own_interval(&thin, r_on[i], thin_t[i], rp_w[i], r_on[i], thin_t[i],
+					    (int64_t)thin_t[i]);
+			add_rp_own_interval(&half, r_on[i], thin_t[i], rp_w[i], r_on[i], thin_t[i],
+					    2 * (int64_t)thin_t[i]);
+		}
+		at_profile_estimate_scaled(&thin, writes, turns, NULL, &sc, 10);
+		at_profile_estimate_scaled(&half, writes, turns, NULL, &sc, 10);
+		check(thin.estimated && fabs((double)thin.c.calls / 12800 - 1) <= 0.02 &&
+			  thin.calls_lo <= 12800 && thin.calls_hi >= 12800,
+		      "duty read path: 2 calls under a turn caller, one at each of its calls, "
+		      "still scale (12800)");
+		check(half.estimated && half.c.calls < 10000,
+		      "duty read path: 2 calls under 4 of a turn caller's are too few (8000)");
+		at_profile_free(&thin);
+		at_profile_free(&half);
+	}
 }
 
 /*
