@@ -738,6 +738,15 @@ static double turns_estimate(const struct at_strata *s, double *var)
 }
 
 /*
+ * Whether every interval recorded the turn windows' calls and turns apart
+ * (the others see a skewed part of a turn), and they saw enough turns' ends.
+ */
+static bool turn_windows_apart(const struct at_duty_est *d)
+{
+	return d->nturn && d->tfit.nsplit == d->nturn && strata_on(&d->twu) >= AT_DUTY_MIN_STRATUM;
+}
+
+/*
  * Whether e, a function's estimate by the reads or the writes, is under
  * half a call a turn's end and under half what its turn windows make of
  * it: a function of the turn windows ran a whole number of times a turn
@@ -754,8 +763,7 @@ static bool below_its_turns(const struct at_func_profile *p, double e)
 	const struct at_duty_est *d = &p->duty;
 	double var, ends = strata_all(&d->tu);
 
-	if (!p->turn_windows || !d->nturn || d->tfit.nsplit != d->nturn ||
-	    strata_on(&d->twu) < AT_DUTY_MIN_STRATUM || !(ends > 0))
+	if (!p->turn_windows || !turn_windows_apart(d) || !(ends > 0))
 		return false;
 	return e < 0.5 * fmin(turns_estimate(&d->twu, &var), ends);
 }
@@ -780,6 +788,21 @@ static enum at_yardstick turns_choice(const struct at_func_profile *p, bool by_w
 	*share = have_writes && !by_writes ? caller_share(d, writes, n, split) : 0;
 	return follows_turns(d, by_writes || *share > 0, p->turn_windows,
 			     p->turn_windows_ran && !p->turn_windows);
+}
+
+/*
+ * turns_choice() for the estimate itself (est, west: by the reads and by
+ * the writes), with below_its_turns(). Not for the marks of callers: there
+ * it made listAddNodeTail, called under linkClient when redis's clients
+ * connect, a turn caller, and zmalloc under it went 139-202 % high.
+ */
+static enum at_yardstick estimate_choice(const struct at_func_profile *p, bool by_writes,
+					 bool have_writes, double est, double west,
+					 const bool *writes, size_t n, double *share, double *split)
+{
+	enum at_yardstick y = turns_choice(p, by_writes, have_writes, writes, n, share, split);
+
+	return y == AT_BY_READS && below_its_turns(p, by_writes ? west : est) ? AT_BY_TURNS : y;
 }
 
 void at_profile_free(struct at_func_profile *p)
@@ -1093,13 +1116,10 @@ double at_profile_writes_scale(const struct at_func_profile *p)
 double at_profile_turn_end_scale(const struct at_func_profile *p)
 {
 	const struct at_duty_est *d = &p->duty;
-	double on = strata_on(&d->twu);
 
-	/* Not every interval's turn windows apart: the others see a skewed part of a turn. */
-	if (!d->nwin || p->estimated || !d->nturn || d->tfit.nsplit != d->nturn ||
-	    on < AT_DUTY_MIN_STRATUM)
+	if (!d->nwin || p->estimated || !turn_windows_apart(d))
 		return 0;
-	return strata_calls(&d->twu) / on;
+	return strata_calls(&d->twu) / strata_on(&d->twu);
 }
 
 void at_profile_reads_scales(const struct at_func_profile *p, double *by_time, double *on_path)
@@ -1229,9 +1249,8 @@ void at_profile_estimate_scaled(struct at_func_profile *p, const bool *writes, c
 			by_writes = false;
 		class_reads(d->cls, &reads_on, &reads);
 		p->unseen_reads = reads > 0 ? unseen / reads : 0;
-		p->by_turns = turns_choice(p, by_writes, have_writes, writes, n, &share, &split);
-		if (p->by_turns == AT_BY_READS && below_its_turns(p, by_writes ? west : est))
-			p->by_turns = AT_BY_TURNS;
+		p->by_turns = estimate_choice(p, by_writes, have_writes, est, west, writes, n,
+					      &share, &split);
 		/*
 		 * Many calls a turn's end, most of them under callers that go
 		 * by the reads or the writes: the turns cannot scale it all.
@@ -1430,7 +1449,7 @@ void at_profile_explain(FILE *f, const char *name, const struct at_func_profile 
 	if (!d->nwin || !d->ncls_win)
 		return;
 	by_writes = class_choice(d, &est, &var, &unseen, &west, &wvar, &have_writes);
-	choice = turns_choice(p, by_writes, have_writes, writes, n, &share, &split);
+	choice = estimate_choice(p, by_writes, have_writes, est, west, writes, n, &share, &split);
 	share = caller_share(d, writes, n, &split);
 	uest = turns_estimate(d->tfit.nsplit == d->nturn ? &d->twu : &d->tu, &uvar);
 	aest = turns_estimate(d->tfit.nsplit == d->nturn ? &d->twk : &d->wk, &avar);
