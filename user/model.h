@@ -536,6 +536,10 @@ struct at_caller_scales {
 	const double *reads_time, *reads_path, *writes_path;
 	/* A turn caller's calls per turn's end in its turn windows. */
 	const double *turn_end;
+	/* Its calls in the windows came in bursts (at_profile_bursty()). */
+	const bool *bursty;
+	/* Its window calls' share made at hang-ups (at_profile_eof_share()). */
+	const double *eof;
 };
 
 /* at_profile_estimate_callers, with the callers' own scales (sc NULL: none). */
@@ -550,6 +554,13 @@ void at_profile_estimate_scaled(struct at_func_profile *p, const bool *writes, c
 void at_profile_reads_scales(const struct at_func_profile *p, double *by_time, double *on_path);
 /* The same for a function by the writes, on the read path. */
 double at_profile_writes_scale(const struct at_func_profile *p);
+/*
+ * Its calls in the windows came in bursts: the reads put it at none, or
+ * at an estimate whose 95 % interval is wider than half of it.
+ */
+bool at_profile_bursty(const struct at_func_profile *p);
+/* The share of its window calls made after a hang-up (a read of end of file); 0: too few. */
+double at_profile_eof_share(const struct at_func_profile *p);
 /* A function of the turn windows: its calls per turn's end there (0: too few seen). */
 double at_profile_turn_end_scale(const struct at_func_profile *p);
 /* Free what a profile owns (its callers' fits). */

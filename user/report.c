@@ -267,7 +267,9 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 	double *rpath = at_xcalloc(ps->t->nsyms + 1, sizeof(*rpath));
 	double *wpath = at_xcalloc(ps->t->nsyms + 1, sizeof(*wpath));
 	double *tend = at_xcalloc(ps->t->nsyms + 1, sizeof(*tend));
-	struct at_caller_scales sc = {rtime, rpath, wpath, tend};
+	bool *bursty = at_xcalloc(ps->t->nsyms + 1, sizeof(*bursty));
+	double *eof = at_xcalloc(ps->t->nsyms + 1, sizeof(*eof));
+	struct at_caller_scales sc = {rtime, rpath, wpath, tend, bursty, eof};
 
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		writes[i] = at_profile_by_writes(&ps->p[i]);
@@ -300,9 +302,13 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 			wpath[i] = at_profile_writes_scale(&ps->p[i]);
 		if (turns[i])
 			tend[i] = at_profile_turn_end_scale(&ps->p[i]);
+		bursty[i] = at_profile_bursty(&ps->p[i]);
+		eof[i] = at_profile_eof_share(&ps->p[i]);
 	}
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		at_profile_estimate_scaled(&ps->p[i], writes, turns, reads, &sc, ps->t->nsyms);
+	free(eof);
+	free(bursty);
 	free(tend);
 	free(wpath);
 	free(rpath);

@@ -1628,6 +1628,114 @@ static void test_duty_rp_turn_caller_own(void)
 }
 
 /*
+ * An interval of a function under three read-path callers: 7 once a read
+ * (r_on window reads of class 3, 1000 in all), 9 once a write (rp_w of
+ * them, plus w9 more at hang-ups) and 6 at hang-ups (z calls). eof window
+ * reads of end of file (class 0; of as many in all) make the hang-ups' own
+ * class; without them, those calls fall in class 3 with the rest.
+ */
+static void add_hangup_interval(struct at_func_profile *q, uint64_t r_on, uint64_t rp_w, uint64_t z,
+				uint64_t w9, uint64_t eof)
+{
+	uint64_t all[AT_READ_CLASSES] = {0}, on[AT_READ_CLASSES] = {0}, c[AT_SLOTS] = {0};
+	struct at_caller_calls callers[3] = {{0, 6, z}, {0, 7, r_on}, {0, 9, rp_w + w9}};
+	const uint64_t turns[2] = {1, 1};
+	uint64_t calls = r_on + rp_w + z + w9;
+	int hang = eof ? 0 : 3;
+	struct at_duty_obs o = {.on_ns = 10000000,
+				.len_ns = 1000000000,
+				.ref_on = r_on + eof,
+				.ref_all = 1000 + eof,
+				.cls_all = all,
+				.cls_on = on,
+				.cls_calls = c,
+				.has_writes = true,
+				.wr_all = 1000,
+				.wr_on = rp_w,
+				.has_callers = true,
+				.ncallers = 3,
+				.callers = callers,
+				.has_turns = true,
+				.turn_all = 600,
+				.turn_on = turns[0],
+				.wake_all = 600,
+				.wake_on = turns[1],
+				.has_rpath = true,
+				.rp_turns = 1,
+				.rp_writes = rp_w,
+				.nrp_callers = 3,
+				.rp_callers = callers};
+	struct at_window_entry e = {0};
+
+	all[3] = 1000;
+	on[3] = r_on;
+	all[0] = on[0] = eof;
+	c[3] = r_on + rp_w;
+	c[hang] += z + w9;
+	c[AT_BY_TIME] = calls;
+	e.c.calls = e.c.returns = o.calls = calls;
+	at_profile_add(q, &e);
+	at_profile_add_duty(q, &o);
+}
+
+/*
+ * Hang-ups: a server frees its clients when they hang up, 50 at once
+ * between runs of redis-benchmark, and a window that caught them saw
+ * zfree 10 times a client under freeClient. By the reads those calls went
+ * 20-93 % over zfree's count. The function runs once a read (8000) and
+ * once a write (8000) besides, and 200 times at 50 hang-ups.
+ * - With the hang-ups' reads of end of file as a class of their own, that
+ *   class scales them: 200 (16200). A caller by the writes that made some
+ *   of its calls there (listDelNode under unlinkClient) scales only the
+ *   rest by them: 16250 with its 50 there.
+ * - Without that class, the burst counts once when its caller's own reads
+ *   estimate is wider than a quarter of itself (at_profile_bursty()), and
+ *   scales with the reads when it is not (a SET-only caller in a short
+ *   run of SETs). The reads' part then takes the burst's share of the
+ *   calls off by the average scale, not the burst's interval's: within
+ *   10 % (15139 here).
+ */
+static void test_duty_rp_hangups(void)
+{
+	static const uint64_t r_on[8] = {20, 8, 16, 24, 12, 18, 10, 20},
+			      rp_w[8] = {20, 12, 15, 16, 12, 8, 10, 16};
+	bool writes[10] = {[9] = true}, bursty[10] = {[6] = true}, steady[10] = {0};
+	double eof[10] = {0};
+	struct at_caller_scales sc = {.eof = eof, .bursty = bursty};
+	struct at_caller_scales sc_steady = {.eof = eof, .bursty = steady};
+	struct at_func_profile classed = {0}, w_hangs = {0}, burst = {0}, not_burst = {0};
+	double w_all = 0;
+
+	for (int i = 0; i < 8; i++) {
+		add_hangup_interval(&classed, r_on[i], rp_w[i], i == 3 ? 200 : 0, 0,
+				    i == 3 ? 50 : 0);
+		add_hangup_interval(&w_hangs, r_on[i], rp_w[i], i == 3 ? 200 : 0, i == 3 ? 50 : 0,
+				    i == 3 ? 50 : 0);
+		add_hangup_interval(&burst, r_on[i], rp_w[i], i == 3 ? 200 : 0, 0, 0);
+		add_hangup_interval(&not_burst, r_on[i], rp_w[i], i == 3 ? 200 : 0, 0, 0);
+		w_all += (double)rp_w[i];
+	}
+	at_profile_estimate_scaled(&classed, writes, NULL, NULL, &sc, 10);
+	eof[9] = 50 / (w_all + 50);
+	at_profile_estimate_scaled(&w_hangs, writes, NULL, NULL, &sc, 10);
+	eof[9] = 0;
+	at_profile_estimate_scaled(&burst, writes, NULL, NULL, &sc, 10);
+	at_profile_estimate_scaled(&not_burst, writes, NULL, NULL, &sc_steady, 10);
+	check(classed.estimated && fabs((double)classed.c.calls / 16200 - 1) <= 0.03,
+	      "duty read path: hang-ups scale by their reads of end of file (16200)");
+	check(w_hangs.estimated && fabs((double)w_hangs.c.calls / 16250 - 1) <= 0.03,
+	      "duty read path: a writes caller's calls at hang-ups leave its writes' part (16250)");
+	check(burst.estimated && fabs((double)burst.c.calls / 16200 - 1) <= 0.1,
+	      "duty read path: a bursty caller's calls count once (16200)");
+	check(not_burst.estimated && not_burst.c.calls > 16200 * 1.2,
+	      "duty read path: a steady caller's calls in few intervals still scale");
+	at_profile_free(&classed);
+	at_profile_free(&w_hangs);
+	at_profile_free(&burst);
+	at_profile_free(&not_burst);
+}
+
+/*
  * A read path that saw two turns' ends in the whole run, one in each of two
  * intervals (the windows' turns outlasted them): it still splits a turn
  * caller's callees, once a reply by its writes (16000) and twice a turn by
@@ -2244,6 +2352,7 @@ int main(int argc, char **argv)
 	test_duty_rp_callers();
 	test_duty_rp_turn_caller_own();
 	test_duty_rp_few_turns();
+	test_duty_rp_hangups();
 	test_duty_rp_many_per_turn();
 	test_duty_turns_under_readers();
 	test_duty_reader_scale();
