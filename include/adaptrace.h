@@ -187,9 +187,11 @@ struct at_fstats {
  * few requests' reads: by those, freeClient came out at 39,342 and
  * readQueryFromClient 13 % high.
  */
+#define AT_CLASS_EOF 0
+
 static inline __u32 at_read_class(__u32 len)
 {
-	return len ? 1 + ((len * 2654435761u) >> 28) % (AT_READ_CLASSES - 1) : 0;
+	return len ? 1 + ((len * 2654435761u) >> 28) % (AT_READ_CLASSES - 1) : AT_CLASS_EOF;
 }
 
 struct at_reads {

@@ -538,8 +538,8 @@ struct at_caller_scales {
 	const double *turn_end;
 	/* Its calls in the windows came in bursts (at_profile_bursty()). */
 	const bool *bursty;
-	/* Its window calls' share made at hang-ups (at_profile_eof_share()). */
-	const double *eof;
+	/* Its read-path calls' share made in bursts (at_profile_burst_share()). */
+	const double *bursts;
 };
 
 /* at_profile_estimate_callers, with the callers' own scales (sc NULL: none). */
@@ -559,8 +559,14 @@ double at_profile_writes_scale(const struct at_func_profile *p);
  * at an estimate whose 95 % interval is wider than half of it.
  */
 bool at_profile_bursty(const struct at_func_profile *p);
-/* The share of its window calls made after a hang-up (a read of end of file); 0: too few. */
-double at_profile_eof_share(const struct at_func_profile *p);
+/*
+ * The share of its calls on the windows' read path made under callers
+ * seen in bursts (bursty[], n ids), as its callees' are (model.c's
+ * burst_calls()); writes, turns and reads mark the callers the writes,
+ * the turns and the reads scale.
+ */
+double at_profile_burst_share(const struct at_func_profile *p, const bool *writes,
+			      const bool *turns, const bool *reads, const bool *bursty, size_t n);
 /* A function of the turn windows: its calls per turn's end there (0: too few seen). */
 double at_profile_turn_end_scale(const struct at_func_profile *p);
 /* Free what a profile owns (its callers' fits). */

@@ -11,7 +11,7 @@
 #include "usdt_rec.h"
 #include "util.h"
 
-void at_profile_set_init(struct at_profile_set *ps, const struct at_trace *t)
+void at_profile_set_load(struct at_profile_set *ps, const struct at_trace *t)
 {
 	bool ran = false;
 
@@ -34,6 +34,11 @@ void at_profile_set_init(struct at_profile_set *ps, const struct at_trace *t)
 		at_profile_set_add_window(ps, &t->wins[i]);
 	if (t->has_end)
 		ps->duration_ns = t->end.duration_ns;
+}
+
+void at_profile_set_init(struct at_profile_set *ps, const struct at_trace *t)
+{
+	at_profile_set_load(ps, t);
 	at_profile_set_estimate(ps);
 }
 
@@ -268,8 +273,8 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 	double *wpath = at_xcalloc(ps->t->nsyms + 1, sizeof(*wpath));
 	double *tend = at_xcalloc(ps->t->nsyms + 1, sizeof(*tend));
 	bool *bursty = at_xcalloc(ps->t->nsyms + 1, sizeof(*bursty));
-	double *eof = at_xcalloc(ps->t->nsyms + 1, sizeof(*eof));
-	struct at_caller_scales sc = {rtime, rpath, wpath, tend, bursty, eof};
+	double *bursts = at_xcalloc(ps->t->nsyms + 1, sizeof(*bursts));
+	struct at_caller_scales sc = {rtime, rpath, wpath, tend, bursty, bursts};
 
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		writes[i] = at_profile_by_writes(&ps->p[i]);
@@ -303,11 +308,14 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 		if (turns[i])
 			tend[i] = at_profile_turn_end_scale(&ps->p[i]);
 		bursty[i] = at_profile_bursty(&ps->p[i]);
-		eof[i] = at_profile_eof_share(&ps->p[i]);
 	}
+	/* After every bursty[]: a function's share reads its callers'. */
+	for (size_t i = 0; i < ps->t->nsyms; i++)
+		bursts[i] =
+		    at_profile_burst_share(&ps->p[i], writes, turns, reads, bursty, ps->t->nsyms);
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		at_profile_estimate_scaled(&ps->p[i], writes, turns, reads, &sc, ps->t->nsyms);
-	free(eof);
+	free(bursts);
 	free(bursty);
 	free(tend);
 	free(wpath);

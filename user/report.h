@@ -18,6 +18,8 @@ struct at_profile_set {
 };
 
 void at_profile_set_init(struct at_profile_set *ps, const struct at_trace *t);
+/* at_profile_set_init() without the estimates. */
+void at_profile_set_load(struct at_profile_set *ps, const struct at_trace *t);
 void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window *w);
 /* Scale duty-cycled functions to estimates (at_profile_set_init does it). */
 void at_profile_set_estimate(struct at_profile_set *ps);

@@ -1700,9 +1700,9 @@ static void test_duty_rp_hangups(void)
 	static const uint64_t r_on[8] = {20, 8, 16, 24, 12, 18, 10, 20},
 			      rp_w[8] = {20, 12, 15, 16, 12, 8, 10, 16};
 	bool writes[10] = {[9] = true}, bursty[10] = {[6] = true}, steady[10] = {0};
-	double eof[10] = {0};
-	struct at_caller_scales sc = {.eof = eof, .bursty = bursty};
-	struct at_caller_scales sc_steady = {.eof = eof, .bursty = steady};
+	double bursts[10] = {0};
+	struct at_caller_scales sc = {.bursts = bursts, .bursty = bursty};
+	struct at_caller_scales sc_steady = {.bursts = bursts, .bursty = steady};
 	struct at_func_profile classed = {0}, w_hangs = {0}, burst = {0}, not_burst = {0};
 	double w_all = 0;
 
@@ -1716,9 +1716,9 @@ static void test_duty_rp_hangups(void)
 		w_all += (double)rp_w[i];
 	}
 	at_profile_estimate_scaled(&classed, writes, NULL, NULL, &sc, 10);
-	eof[9] = 50 / (w_all + 50);
+	bursts[9] = 50 / (w_all + 50);
 	at_profile_estimate_scaled(&w_hangs, writes, NULL, NULL, &sc, 10);
-	eof[9] = 0;
+	bursts[9] = 0;
 	at_profile_estimate_scaled(&burst, writes, NULL, NULL, &sc, 10);
 	at_profile_estimate_scaled(&not_burst, writes, NULL, NULL, &sc_steady, 10);
 	check(classed.estimated && fabs((double)classed.c.calls / 16200 - 1) <= 0.03,
@@ -2083,6 +2083,28 @@ static void test_duty_turnwin(void)
 	      "turn windows: a function of theirs the reads put under half a call a turn goes "
 	      "by the turns (37800 +- 5 %)");
 	at_profile_set_free(&ps);
+	/*
+	 * Such a function, about once a turn, is a turn caller too (redis's
+	 * beforeSleep): its callees once a call of it scale by the turns. Not
+	 * when most of its calls come at hang-ups (listAddNodeTail, when
+	 * clients connect).
+	 */
+	{
+		bool no_writes[2] = {0};
+
+		at_profile_set_load(&ps, &t);
+		check(at_profile_turn_caller(&ps.p[0], no_writes, 2),
+		      "turn windows: once a turn, under its turns by the reads, a turn caller");
+		at_profile_set_free(&ps);
+		for (int i = 0; i < 6; i++)
+			cls[i][0].cls = AT_CLASS_EOF;
+		at_profile_set_load(&ps, &t);
+		check(!at_profile_turn_caller(&ps.p[0], no_writes, 2),
+		      "turn windows: once a turn, at hang-ups, not a turn caller");
+		at_profile_set_free(&ps);
+		for (int i = 0; i < 6; i++)
+			cls[i][0].cls = 3;
+	}
 }
 
 /* Duty lists the writer refuses, and the estimate a report makes of them. */
