@@ -309,10 +309,14 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 			tend[i] = at_profile_turn_end_scale(&ps->p[i]);
 		bursty[i] = at_profile_bursty(&ps->p[i]);
 	}
-	/* After every bursty[]: a function's share reads its callers'. */
+	/*
+	 * After every bursty[]: a function's share reads its callers'. Only
+	 * the callers by the writes use it (rp_callers_estimate()).
+	 */
 	for (size_t i = 0; i < ps->t->nsyms; i++)
-		bursts[i] =
-		    at_profile_burst_share(&ps->p[i], writes, turns, reads, bursty, ps->t->nsyms);
+		if (writes[i])
+			bursts[i] = at_profile_burst_share(&ps->p[i], writes, turns, reads, bursty,
+							   ps->t->nsyms);
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		at_profile_estimate_scaled(&ps->p[i], writes, turns, reads, &sc, ps->t->nsyms);
 	free(bursts);

@@ -1689,7 +1689,8 @@ static void add_hangup_interval(struct at_func_profile *q, uint64_t r_on, uint64
  *   of its calls there (listDelNode under unlinkClient) scales only the
  *   rest by them: 16250 with its 50 there.
  * - Without that class, the burst counts once when its caller's own reads
- *   estimate is wider than a quarter of itself (at_profile_bursty()), and
+ *   estimate has a 95 % interval wider than half of itself
+ *   (at_profile_bursty()), and
  *   scales with the reads when it is not (a SET-only caller in a short
  *   run of SETs). The reads' part then takes the burst's share of the
  *   calls off by the average scale, not the burst's interval's: within
