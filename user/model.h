@@ -329,6 +329,11 @@ struct at_caller_total {
 	uint32_t nwin;
 	double calls, cc, ct, cw;
 	/*
+	 * The yardsticks' sums over the intervals it was called in, and its
+	 * calls squared where both were 0 (both_fit()).
+	 */
+	double tt_seen, ww_seen, tw_seen, cc_bare;
+	/*
 	 * On the read path, over the intervals whose windows probed the caller
 	 * too: the calls under it (matched) and the caller's own calls (own).
 	 */

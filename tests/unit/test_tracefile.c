@@ -1851,6 +1851,44 @@ static void test_duty_rp_near_tie(void)
 }
 
 /*
+ * Once a reply and once more a turn under turn caller 9 (listNext under
+ * redis's handleClientsWithPendingWrites), the windows' turns long (10-30
+ * replies), 1000 a read besides: 8000 + 8000 + 4800.
+ * - cut: one interval's window cut the caller's turn, and its end and 7
+ *   writes came without the calls. Fitted over every interval the turns'
+ *   part came out negative (by the writes, 16200); over those that saw
+ *   the calls, 20800.
+ * - stray: one call in an interval that saw no end and no write on the
+ *   read path. Its residue is in every fit; left out of them, the pair
+ *   fits the rest exactly: 20800 (by the writes alone, 16700).
+ */
+static void test_duty_rp_both_long_turns(void)
+{
+	static const uint64_t r_on[8] = {20, 8, 16, 24, 12, 18, 10, 20},
+			      rp_w[8] = {30, 12, 19, 26, 7, 14, 22, 10};
+	struct at_func_profile cut = {0}, stray = {0};
+	bool writes[10] = {0}, turns[10] = {[9] = true};
+
+	for (int i = 0; i < 8; i++) {
+		add_rp_interval(&cut, r_on[i], 1, rp_w[i], r_on[i], i == 4 ? 0 : rp_w[i] + 1);
+		if (i == 4)
+			add_rp_interval(&stray, r_on[i], 0, 0, r_on[i], 1);
+		else
+			add_rp_interval(&stray, r_on[i], 1, rp_w[i], r_on[i], rp_w[i] + 1);
+	}
+	at_profile_estimate_callers(&cut, writes, turns, NULL, 10);
+	at_profile_estimate_callers(&stray, writes, turns, NULL, 10);
+	check(cut.estimated && fabs((double)cut.c.calls / 20800 - 1) <= 0.03,
+	      "duty read path: once a reply and once a turn, a window cut in one interval: "
+	      "fitted where the calls were (20800)");
+	check(stray.estimated && fabs((double)stray.c.calls / 20800 - 1) <= 0.03,
+	      "duty read path: once a reply and once a turn, a stray call where the read path "
+	      "saw neither: by both (20800)");
+	at_profile_free(&cut);
+	at_profile_free(&stray);
+}
+
+/*
  * A turn caller's callee at 16 calls a turn's end on the read path (95
  * calls, 6 ends, 140 writes), bursty: its ends fit the calls a little
  * better than its writes, not three times. It goes by the writes, 1000 a
@@ -2461,6 +2499,7 @@ int main(int argc, char **argv)
 	test_duty_rp_hangups();
 	test_duty_rp_many_per_turn();
 	test_duty_rp_near_tie();
+	test_duty_rp_both_long_turns();
 	test_duty_turn_callee_as_caller();
 	test_duty_turns_under_readers();
 	test_duty_reader_scale();
