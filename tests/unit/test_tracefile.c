@@ -1663,7 +1663,7 @@ static void test_duty_turn_callee_as_caller(void)
 			      rp_w[8] = {20, 12, 15, 16, 12, 8, 10, 16};
 	double tend[10] = {[9] = 1.25};
 	struct at_caller_scales sc = {.turn_end = tend};
-	struct at_func_profile as_caller = {0}, by_ends = {0};
+	struct at_func_profile as_caller = {0}, by_ends = {0}, timer = {0};
 	bool writes[10] = {0}, turns[10] = {[9] = true};
 
 	for (int i = 0; i < 8; i++) {
@@ -1671,9 +1671,17 @@ static void test_duty_turn_callee_as_caller(void)
 				    (int64_t)rp_t[i]);
 		add_rp_own_interval(&by_ends, r_on[i], rp_t[i], rp_w[i], 0, 2 * rp_t[i],
 				    (int64_t)rp_t[i]);
+		add_rp_own_interval(&timer, r_on[i], rp_t[i], rp_w[i], i % 4 == 1, 2 * rp_t[i],
+				    (int64_t)rp_t[i]);
 	}
 	at_profile_estimate_scaled(&as_caller, writes, turns, NULL, &sc, 10);
 	at_profile_estimate_callers(&by_ends, writes, turns, NULL, 10);
+	/* 2 calls of 34 under unmarked caller 7 (a timer): by time, 100 each. */
+	at_profile_estimate_scaled(&timer, writes, turns, NULL, &sc, 10);
+	check(timer.estimated && fabs((double)timer.c.calls / 12200 - 1) <= 0.02,
+	      "duty turns: a callee of a turn caller, a few calls under a timer: those by time "
+	      "(12000 + 200)");
+	at_profile_free(&timer);
 	check(as_caller.estimated && as_caller.by_turns != AT_BY_READS &&
 		  fabs((double)as_caller.c.calls / 12000 - 1) <= 0.02 &&
 		  as_caller.calls_lo <= 12000 && as_caller.calls_hi >= 12000,
