@@ -24,8 +24,8 @@
 
 struct bpf_program;
 
-/* The least share of time the windows may probe: 2 ms every 200 ms. */
-#define AT_DUTY_MIN_FRAC 0.01
+/* The least share of time the windows may probe: 4 ms a second. */
+#define AT_DUTY_MIN_FRAC 0.004
 /*
  * A window's release stays in the normal class while its costliest
  * probes, this share of their cost, come out; then it goes idle.
