@@ -1125,7 +1125,7 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 			 * between the reads of the two slots puts its turn
 			 * window call in this interval and its call by time in
 			 * the next, and the file refuses more of the first
-			 * (one recording of redis stopped at 7 s of 40).
+			 * (a recording of redis stopped at 7 s of some 13).
 			 */
 			if (k == AT_TW_TIME && tw)
 				win->tw_calls[win->nturnwin - 1] =
