@@ -706,12 +706,12 @@ static void caller_sums_add(struct at_caller_total **v, uint32_t *nv,
 			*e = (struct at_caller_total){.caller = c[i].caller};
 		}
 		e->nwin += x > 0;
-		if (x > 0 && !(t > 0) && !(w > 0))
-			e->cc_bare += x * x;
 		if (x > 0) {
 			e->tt_seen += t * t;
 			e->ww_seen += w * w;
 			e->tw_seen += t * w;
+			if (!(t > 0) && !(w > 0))
+				e->cc_bare += x * x;
 		}
 		e->calls += x;
 		e->cc += x * x;
