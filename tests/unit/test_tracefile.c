@@ -1860,6 +1860,41 @@ static void test_duty_rp_near_tie(void)
 
 /*
  * Once a reply and once more a turn under turn caller 9 (listNext under
+ * redis's handleClientsWithPendingWrites) where the intervals cannot part
+ * the two: 2 turned intervals, or 3 of 19 writes and an end each, where
+ * the writes alone fit exactly at 20 calls for 19. Every interval's calls
+ * are exactly a write plus an end: 8000 + 4800 besides the reader's part
+ * (8000; 8681 over the second's reads). By the writes alone they came out
+ * 16507 and 17102 (redis's listNext, 12-18 % low).
+ */
+static void test_duty_rp_whole_fit(void)
+{
+	static const uint64_t r_on[8] = {20, 8, 16, 24, 12, 18, 10, 20},
+			      few_t[8] = {1, 0, 0, 0, 1, 0, 0, 0},
+			      few_w[8] = {20, 0, 0, 0, 12, 0, 0, 0},
+			      even_t[8] = {1, 1, 1, 0, 0, 0, 0, 0},
+			      even_w[8] = {19, 19, 19, 0, 0, 0, 0, 0};
+	struct at_func_profile few = {0}, even = {0};
+	bool writes[10] = {0}, turns[10] = {[9] = true};
+
+	for (int i = 0; i < 8; i++) {
+		add_rp_interval(&few, r_on[i], few_t[i], few_w[i], r_on[i], few_w[i] + few_t[i]);
+		add_rp_interval(&even, r_on[i], even_t[i], even_w[i], r_on[i],
+				even_w[i] + even_t[i]);
+	}
+	at_profile_estimate_callers(&few, writes, turns, NULL, 10);
+	at_profile_estimate_callers(&even, writes, turns, NULL, 10);
+	check(few.estimated && fabs((double)few.c.calls / 20800 - 1) <= 0.01,
+	      "duty read path, two turns' ends: exactly a reply and a turn: by both (20800)");
+	check(even.estimated && fabs((double)even.c.calls / 21481 - 1) <= 0.01,
+	      "duty read path, as many writes an end in each interval: exactly a reply and a "
+	      "turn: by both (21481)");
+	at_profile_free(&few);
+	at_profile_free(&even);
+}
+
+/*
+ * Once a reply and once more a turn under turn caller 9 (listNext under
  * redis's handleClientsWithPendingWrites), the windows' turns long (10-30
  * replies), 1000 a read besides: 8000 + 8000 + 4800.
  * - cut: one interval's window cut the caller's turn, and its end and 7
@@ -2508,6 +2543,7 @@ int main(int argc, char **argv)
 	test_duty_rp_many_per_turn();
 	test_duty_rp_near_tie();
 	test_duty_rp_both_long_turns();
+	test_duty_rp_whole_fit();
 	test_duty_turn_callee_as_caller();
 	test_duty_turns_under_readers();
 	test_duty_reader_scale();
