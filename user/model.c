@@ -412,17 +412,17 @@ static bool exact_whole(double k, double sse, double bare, int max)
  * replies calls its iterator once a reply and once more to end: under
  * redis's handleClientsWithPendingWrites listNext ran exactly a write
  * plus an end in every interval of 53 of 54 recordings (a window cut a
- * turn in the other). When the read path sees 2 turned intervals, or 3
+ * turn in the other). When the read path sees 1-2 turned intervals, or 3
  * with as many writes an end in each, pair_fit() cannot part the two, and
- * by the writes alone listNext came out 12-18 % low in 6 of the 24
- * recordings with short windows (1.05 calls a write in one, where each
- * interval saw 19 writes and an end). A function called once a write
- * misses by an end in each turned interval.
+ * by the writes alone listNext came out 11-19 % low in 20 of 79
+ * recordings (1.05 calls a write in one, where each interval saw 19
+ * writes and an end). A function called once a write misses by an end in
+ * each turned interval; one called once an end, by the writes.
  */
 static bool whole_fit(const struct at_duty_est *d, const struct at_caller_total *c, double sse_t,
 		      double sse_w, double *aw, double *bt)
 {
-	if (d->nrp_turned < 2)
+	if (d->nrp_turned < 1)
 		return false;
 	for (int sum = 2; sum <= 2 * WHOLE_FIT_MAX; sum++)
 		for (int a = 1; a <= WHOLE_FIT_MAX && a < sum; a++) {

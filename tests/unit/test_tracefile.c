@@ -1861,34 +1861,42 @@ static void test_duty_rp_near_tie(void)
 /*
  * Once a reply and once more a turn under turn caller 9 (listNext under
  * redis's handleClientsWithPendingWrites) where the intervals cannot part
- * the two: 2 turned intervals, or 3 of 19 writes and an end each, where
- * the writes alone fit exactly at 20 calls for 19. Every interval's calls
- * are exactly a write plus an end: 8000 + 4800 besides the reader's part
- * (8000; 8681 over the second's reads). By the writes alone they came out
- * 16507 and 17102 (redis's listNext, 12-18 % low).
+ * the two: 1 or 2 turned intervals, or 3 of 19 writes and an end each,
+ * where the writes alone fit exactly at 20 calls for 19. Every interval's
+ * calls are exactly a write plus an end: 8000 + 4800 besides the reader's
+ * part (8000 with 2 turned intervals; 8246 and 8681 over the others'
+ * reads). By the writes alone they came out 16913, 16507 and 17102
+ * (redis's listNext, 11-19 % low).
  */
 static void test_duty_rp_whole_fit(void)
 {
 	static const uint64_t r_on[8] = {20, 8, 16, 24, 12, 18, 10, 20},
+			      one_t[8] = {0, 0, 0, 0, 1, 0, 0, 0},
+			      one_w[8] = {0, 0, 0, 0, 12, 0, 0, 0},
 			      few_t[8] = {1, 0, 0, 0, 1, 0, 0, 0},
 			      few_w[8] = {20, 0, 0, 0, 12, 0, 0, 0},
 			      even_t[8] = {1, 1, 1, 0, 0, 0, 0, 0},
 			      even_w[8] = {19, 19, 19, 0, 0, 0, 0, 0};
-	struct at_func_profile few = {0}, even = {0};
+	struct at_func_profile one = {0}, few = {0}, even = {0};
 	bool writes[10] = {0}, turns[10] = {[9] = true};
 
 	for (int i = 0; i < 8; i++) {
+		add_rp_interval(&one, r_on[i], one_t[i], one_w[i], r_on[i], one_w[i] + one_t[i]);
 		add_rp_interval(&few, r_on[i], few_t[i], few_w[i], r_on[i], few_w[i] + few_t[i]);
 		add_rp_interval(&even, r_on[i], even_t[i], even_w[i], r_on[i],
 				even_w[i] + even_t[i]);
 	}
+	at_profile_estimate_callers(&one, writes, turns, NULL, 10);
 	at_profile_estimate_callers(&few, writes, turns, NULL, 10);
 	at_profile_estimate_callers(&even, writes, turns, NULL, 10);
+	check(one.estimated && fabs((double)one.c.calls / 21046 - 1) <= 0.01,
+	      "duty read path, one turn's end: exactly a reply and a turn: by both (21046)");
 	check(few.estimated && fabs((double)few.c.calls / 20800 - 1) <= 0.01,
 	      "duty read path, two turns' ends: exactly a reply and a turn: by both (20800)");
 	check(even.estimated && fabs((double)even.c.calls / 21481 - 1) <= 0.01,
 	      "duty read path, as many writes an end in each interval: exactly a reply and a "
 	      "turn: by both (21481)");
+	at_profile_free(&one);
 	at_profile_free(&few);
 	at_profile_free(&even);
 }
