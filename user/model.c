@@ -46,6 +46,27 @@ uint32_t at_window_duty_index(const struct at_window *w, uint32_t id)
 	return lo < w->nduty && w->duty[lo].id == id ? lo : w->nduty;
 }
 
+/*
+ * In 2 of 79 redis recordings every normal window reached its run-on cap
+ * before its turn ended: writeToClient and listDelNode, once a reply at a
+ * turn's end, were never seen and came out 98.6 % low, with intervals
+ * that did not hold their counts.
+ */
+bool at_windows_turn_ends_unseen(const struct at_window *w, size_t n)
+{
+	uint64_t ends = 0, turns = 0;
+	bool rpath = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!w[i].nduty || !w[i].has_rpath)
+			continue;
+		rpath = true;
+		ends += w[i].rp_turns;
+		turns += w[i].has_turns ? w[i].turn_all : 0;
+	}
+	return rpath && !ends && turns > 0;
+}
+
 int64_t at_window_turnwin(const struct at_window *w, uint32_t k)
 {
 	uint32_t n = w->has_turnwin ? w->nturnwin : 0, lo = 0, hi = n;

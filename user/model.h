@@ -480,6 +480,12 @@ void at_counts_merge(struct at_counts *dst, const struct at_counts *src);
 const struct at_duty_on *at_window_duty(const struct at_window *w, uint32_t id, uint32_t *k);
 /* Index of id in w's duty list (ascending ids), or w->nduty. */
 uint32_t at_window_duty_index(const struct at_window *w, uint32_t id);
+/*
+ * Whether the windows' read path (has_rpath) never saw a turn of the event
+ * loop end though the target made turns: then no window saw the work at a
+ * turn's end, and its estimates can be far too low.
+ */
+bool at_windows_turn_ends_unseen(const struct at_window *w, size_t n);
 /* Whether the duty function duty[k] was in the interval's turn windows too. */
 bool at_window_turnwise(const struct at_window *w, uint32_t k);
 /* Its index in w->turnwin, or -1. */

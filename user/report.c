@@ -560,7 +560,9 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 	}
 	fputs("],\"usdt\":[", f);
 	at_usdt_report_json(f, ps);
-	fprintf(f, "],\"dropped_events\":%" PRIu64 ",\"diagnostics\":{",
+	fprintf(f, "],\"turn_ends_unseen\":%s",
+		at_windows_turn_ends_unseen(t->wins, t->nwins) ? "true" : "false");
+	fprintf(f, ",\"dropped_events\":%" PRIu64 ",\"diagnostics\":{",
 		t->has_end ? t->end.dropped_events : 0);
 	for (int k = 0; k < AT_DIAG_NR; k++)
 		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", diag_names[k],
@@ -791,6 +793,12 @@ static void print_estimates(FILE *f, const struct at_profile_set *ps)
 			"windows' slowdown and %s.",
 			ntime, ntime == 1 ? "it carries" : "they carry",
 			ntime == 1 ? "undercounts" : "undercount");
+	if (at_windows_turn_ends_unseen(ps->t->wins, ps->t->nwins))
+		fputs(" The windows never saw a turn of the target's event loop end (its first "
+		      "socket write after the reads they counted): under the probes each turn ran "
+		      "past the windows' cap, so work done at a turn's end, such as sending "
+		      "replies, may be far above its estimate and interval.",
+		      f);
 	/* Below 1 % it moves no estimate much (redis-benchmark's few CONFIG GETs). */
 	if (unseen >= 0.01)
 		fprintf(f,
@@ -880,7 +888,8 @@ static void report_usage(FILE *f)
 	      "  --top N        show only the first N rows\n"
 	      "  --hist GLOB    draw the latency histogram of matching functions (repeatable)\n"
 	      "  --json         one JSON object (keys: target, duration_ns, probe_hit_ns,\n"
-	      "                 functions[], usdt[], dropped_events, diagnostics)\n"
+	      "                 functions[], usdt[], turn_ends_unseen, dropped_events,\n"
+	      "                 diagnostics)\n"
 	      "  --salvage      report what a damaged file holds before the damage\n"
 	      "  --events [GLOB]  list the calls the detail phase captured (of functions\n"
 	      "                 matching GLOB): time, pid, tid, cpu, duration, return value and\n"
@@ -918,7 +927,10 @@ static void report_usage(FILE *f)
 	      "it was moved to turn windows too, with only the functions run 1-3 times a\n"
 	      "turn of the event loop in (their yardsticks add up with the other\n"
 	      "windows'), and \"window_callers\": its calls while the windows were open per\n"
-	      "innermost traced caller (name null: none), most first.\n"
+	      "innermost traced caller (name null: none), most first. \"turn_ends_unseen\":\n"
+	      "true when the windows never saw a turn of the target's event loop end, so that\n"
+	      "work done at a turn's end (replies) may be far above its estimate and interval\n"
+	      "(the footer says so too).\n"
 	      "Exit status: 0, or 2 for a missing or corrupt file.\n",
 	      f);
 }

@@ -72,8 +72,8 @@ expect_eq "report without --hist draws no bars" \
 # --json: every key of design.md, with its type.
 expect_eq "--json top-level keys" \
 	"$(jq -r '[has("target"), (.duration_ns | type), (.functions | type), (.usdt | type),
-		(.dropped_events | type), (.diagnostics | type)] | join(",")' "$JSON")" \
-	"true,number,array,array,number,object"
+		(.dropped_events | type), (.diagnostics | type), (.turn_ends_unseen | type)] | join(",")' "$JSON")" \
+	"true,number,array,array,number,object,boolean"
 expect_eq "--json function keys and types (every function)" \
 	"$(jq -r '[.functions[] | [(.name | type), (.binary | type), (.calls | type), (.total_ns | type),
 		(.self_ns | type), (.mean_ns | type), (.p50_ns | type), (.p90_ns | type), (.p99_ns | type),

@@ -2038,6 +2038,38 @@ static void test_duty_turn_callee_not_by_writes(void)
 	at_profile_free(&many);
 }
 
+/*
+ * Windows whose read path never saw a turn's end, though the target made
+ * turns: their end-of-turn work is unseen (redis's writeToClient came out
+ * 98.6 % low). One end seen, no turns made, or no read path recorded (an
+ * older file): nothing to say.
+ */
+static void test_duty_turn_ends_unseen(void)
+{
+	struct at_duty_on on[1] = {{0, 1000000}};
+	struct at_window w[3];
+
+	memset(w, 0, sizeof(w));
+	for (int i = 0; i < 3; i++) {
+		w[i].nduty = i ? 1 : 0;
+		w[i].duty = on;
+		w[i].has_rpath = w[i].has_turns = true;
+		w[i].turn_all = 500;
+		w[i].rp_writes = 7;
+	}
+	w[0].rp_turns = 3; /* no duty functions there: before the move */
+	check(at_windows_turn_ends_unseen(w, 3),
+	      "turn ends unseen: the windows' read path saw none of 1000 turns");
+	w[2].rp_turns = 1;
+	check(!at_windows_turn_ends_unseen(w, 3), "turn ends unseen: one seen is enough");
+	w[2].rp_turns = 0;
+	w[1].turn_all = w[2].turn_all = 0;
+	check(!at_windows_turn_ends_unseen(w, 3), "turn ends unseen: not without turns");
+	w[1].turn_all = w[2].turn_all = 500;
+	w[1].has_rpath = w[2].has_rpath = false;
+	check(!at_windows_turn_ends_unseen(w, 3), "turn ends unseen: not without a read path");
+}
+
 /* A file named name with the test symbols and window w; true when written. */
 static bool write_window_file(const char *name, const struct at_window *w)
 {
@@ -2552,6 +2584,7 @@ int main(int argc, char **argv)
 	test_duty_rp_near_tie();
 	test_duty_rp_both_long_turns();
 	test_duty_rp_whole_fit();
+	test_duty_turn_ends_unseen();
 	test_duty_turn_callee_as_caller();
 	test_duty_turns_under_readers();
 	test_duty_reader_scale();
