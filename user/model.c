@@ -398,6 +398,13 @@ struct rp_split {
  * (a turn's end outside the read path) count in no fit's residue: one
  * such call hid the pair that fitted listNext's other 131 exactly.
  */
+/* The residue of caller total c's calls less a a write and b an end, over sums ww, tt and tw. */
+static double pair_sse(const struct at_caller_total *c, double ww, double tt, double tw, double a,
+		       double b)
+{
+	return c->cc - 2 * (a * c->cw + b * c->ct) + a * a * ww + b * b * tt + 2 * a * b * tw;
+}
+
 static bool pair_fit(const struct at_duty_est *d, const struct at_caller_total *c, double sse1,
 		     double ww, double tt, double tw, double *aw, double *bt)
 {
@@ -408,8 +415,7 @@ static bool pair_fit(const struct at_duty_est *d, const struct at_caller_total *
 		return false;
 	*aw = (c->cw * tt - c->ct * tw) / det;
 	*bt = (c->ct * ww - c->cw * tw) / det;
-	sse = c->cc - 2 * (*aw * c->cw + *bt * c->ct) + *aw * *aw * ww + *bt * *bt * tt +
-	      2 * *aw * *bt * tw;
+	sse = pair_sse(c, ww, tt, tw, *aw, *bt);
 	pw = *aw * d->rp_wr_all;
 	pt = *bt * d->rp_turn_all;
 	/* Calls where neither yardstick saw anything leave the same residue in every fit. */
@@ -448,8 +454,7 @@ static bool whole_fit(const struct at_duty_est *d, const struct at_caller_total 
 	for (int sum = 2; sum <= 2 * WHOLE_FIT_MAX; sum++)
 		for (int a = 1; a <= WHOLE_FIT_MAX && a < sum; a++) {
 			int b = sum - a;
-			double sse = c->cc - 2 * (a * c->cw + b * c->ct) + a * a * d->rp_ww +
-				     b * b * d->rp_tt + 2 * a * b * d->rp_tw;
+			double sse = pair_sse(c, d->rp_ww, d->rp_tt, d->rp_tw, a, b);
 
 			if (b > WHOLE_FIT_MAX || !(fabs(sse - c->cc_bare) < 1e-6))
 				continue;
