@@ -2070,6 +2070,45 @@ static void test_duty_turn_ends_unseen(void)
 	check(!at_windows_turn_ends_unseen(w, 3), "turn ends unseen: not without a read path");
 }
 
+/*
+ * A function once a request under caller 7 and now and then under turn
+ * caller 9 (redis's evictClients under processCommand and beforeSleep):
+ * 20 window reads and a turn's end an interval, 1000 reads and 600 ends
+ * each, 8 intervals; 2 window calls under the turn caller in all, too few
+ * to scale. When the read path saw an end in one interval only (2 writes),
+ * that part goes with the reads (8100), and the interval's upper end
+ * allows it twice over at each end of the run: 2 x 2 / 8 x 4800 = 2400
+ * above. With an end on the read path in every interval: nothing added.
+ */
+static void test_duty_unmeasured_turn_part(void)
+{
+	static const struct at_caller_calls callers[2] = {{0, 7, 20}, {0, 9, 1}};
+	const uint64_t turns[2] = {1, 1};
+	struct at_func_profile few = {0}, every = {0};
+	bool writes[10] = {0}, marks[10] = {[9] = true};
+
+	for (int i = 0; i < 8; i++) {
+		uint32_t n = i == 3 || i == 5 ? 2 : 1;
+		struct rp_part rp_few = {600, i == 3, i == 3 ? 2 : 0, n, callers, NULL};
+		struct rp_part rp_every = {600, 1, 20, n, callers, NULL};
+
+		add_interval_rp(&few, 3, 20, 19 + n, 19 + n, 20, false, callers, n, turns, &rp_few);
+		add_interval_rp(&every, 3, 20, 19 + n, 19 + n, 20, false, callers, n, turns,
+				&rp_every);
+	}
+	at_profile_estimate_callers(&few, writes, marks, NULL, 10);
+	at_profile_estimate_callers(&every, writes, marks, NULL, 10);
+	check(few.estimated && fabs((double)few.c.calls - 8100) <= 100 &&
+		  few.calls_hi >= (double)few.c.calls + 2400,
+	      "duty: a turn caller's part the read path did not measure (1 end): the interval "
+	      "allows it twice over at every end");
+	check(every.estimated && every.calls_hi < (double)every.c.calls + 2400,
+	      "duty: the read path saw ends in every interval: no more than the estimate's own "
+	      "interval");
+	at_profile_free(&few);
+	at_profile_free(&every);
+}
+
 /* A file named name with the test symbols and window w; true when written. */
 static bool write_window_file(const char *name, const struct at_window *w)
 {
@@ -2585,6 +2624,7 @@ int main(int argc, char **argv)
 	test_duty_rp_both_long_turns();
 	test_duty_rp_whole_fit();
 	test_duty_turn_ends_unseen();
+	test_duty_unmeasured_turn_part();
 	test_duty_turn_callee_as_caller();
 	test_duty_turns_under_readers();
 	test_duty_reader_scale();
