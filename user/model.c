@@ -288,6 +288,25 @@ static bool follows_writes(const struct at_duty_est *d)
 	return 3 * sse_w < sse_r;
 }
 
+/* A function's window calls under the callers mark[] sets, and *calls, all of them. */
+static double marked_calls(const struct at_duty_est *d, const bool *mark, size_t n, double *calls)
+{
+	double marked = 0;
+
+	*calls = 0;
+	/* A file cut between an interval's chunks: not every interval has its callers. */
+	if (d->ncaller_win != d->ncls_win)
+		return 0;
+	for (uint32_t i = 0; i < d->ncallers; i++) {
+		const struct at_caller_total *c = &d->callers[i];
+
+		*calls += c->calls;
+		if (mark && c->caller < n && mark[c->caller])
+			marked += c->calls;
+	}
+	return marked;
+}
+
 /*
  * The share of a function's window calls made under the callers mark[id]
  * sets (n ids; 0 with fewer than AT_DUTY_MIN_STRATUM such calls), and
@@ -304,19 +323,8 @@ static bool follows_writes(const struct at_duty_est *d)
  */
 static double caller_share(const struct at_duty_est *d, const bool *mark, size_t n, double *calls)
 {
-	double marked = 0;
+	double marked = marked_calls(d, mark, n, calls);
 
-	*calls = 0;
-	/* A file cut between an interval's chunks: not every interval has its callers. */
-	if (d->ncaller_win != d->ncls_win)
-		return 0;
-	for (uint32_t i = 0; i < d->ncallers; i++) {
-		const struct at_caller_total *c = &d->callers[i];
-
-		*calls += c->calls;
-		if (mark && c->caller < n && mark[c->caller])
-			marked += c->calls;
-	}
 	return marked >= AT_DUTY_MIN_STRATUM ? marked / *calls : 0;
 }
 
@@ -367,15 +375,11 @@ static double turn_callers_estimate(const struct at_duty_est *d, const bool *tur
 static double unmeasured_calls(const struct at_duty_est *d, const bool *mark, size_t n,
 			       const struct at_strata *s)
 {
-	double under = 0;
+	double all;
 
-	if (!mark || !d->nrp || d->nrp != d->ncls_win || d->nrp_turned >= 2 ||
-	    d->ncaller_win != d->ncls_win)
+	if (!mark || !d->nrp || d->nrp != d->ncls_win || d->nrp_turned >= 2)
 		return 0;
-	for (uint32_t i = 0; i < d->ncallers; i++)
-		if (d->callers[i].caller < n && mark[d->callers[i].caller])
-			under += d->callers[i].calls;
-	return 2 * under / fmax(strata_on(s), 1) * strata_all(s);
+	return 2 * marked_calls(d, mark, n, &all) / fmax(strata_on(s), 1) * strata_all(s);
 }
 
 /*
@@ -499,7 +503,6 @@ static bool both_fit(const struct at_duty_est *d, const struct at_caller_total *
 {
 	double sse1 = fmin(sse_t, sse_w);
 
-	*aw = *bt = 0;
 	if (d->nrp_turned >= 3 &&
 	    (pair_fit(d, c, sse1, d->rp_ww, d->rp_tt, d->rp_tw, aw, bt) ||
 	     (c->nwin >= 3 && pair_fit(d, c, sse1, c->ww_seen, c->tt_seen, c->tw_seen, aw, bt))))
