@@ -23,8 +23,10 @@
 #define CLOSE_SLACK_NS 500000ULL  /* poll() counts ms: close a window this much early at most */
 /* A turn window, or a window's run to the end of its turns, lasts this many lengths at most. */
 #define RUN_ON_LENGTHS 3
-/* ... or this many, while a turn whose end it counted is in its tail (rp_tails). */
-#define TAIL_LENGTHS 6
+/* ... or this many while fewer than half the intervals with window reads saw a turn end, */
+#define SCARCE_LENGTHS 6
+/* ... and this many more while a turn whose end it counted is in its tail (rp_tails). */
+#define TAIL_LENGTHS 3
 /* A release still waiting after this long needs the probes quiesced. */
 #define QUIESCE_AFTER_NS 20000000ULL
 /*
@@ -88,6 +90,8 @@ struct at_duty {
 	bool open;
 	bool lingering; /* closed, its links still in until the target reads again */
 	uint64_t closed_at;
+	/* Intervals whose windows read, and those whose read path saw a turn end there. */
+	uint32_t nread_intervals, nturned_intervals;
 	uint64_t opened, next_open, period_ns, win_ns;
 	uint64_t min_period_ns; /* at_duty_opts.period_s */
 	uint64_t slot, rng;	/* the current period's start; xorshift state */
@@ -725,9 +729,10 @@ static bool release_window(struct at_duty *d, uint64_t now)
 	set_phase(d, AT_WPHASE_RELEASING);
 	if (at_env_flag("ADAPTRACE_DEBUG"))
 		at_err("duty: %s window released %.2f ms after it opened, %.2f after it closed, "
-		       "%d threads in a turn's tail",
+		       "%d threads in a turn's tail, %s",
 		       d->turn_open ? "turn" : "normal", (double)(now - d->opened) / 1e6,
-		       (double)(now - d->closed_at) / 1e6, *d->o.rp_tails);
+		       (double)(now - d->closed_at) / 1e6, *d->o.rp_tails,
+		       *d->o.read_after_window ? "the target read since" : "no read since");
 	if (!release(d, w, 1, true, now)) {
 		set_phase(d, AT_WPHASE_LINGERING);
 		return false;
@@ -753,13 +758,19 @@ static void close_window(struct at_duty *d, uint64_t now)
 	d->closed_at = now;
 }
 
-/*
- * How long a closed window lingers at most: longer while a thread is in the
- * tail of a turn whose end the read path counted, so that both count.
- */
+uint32_t at_duty_linger_lengths(uint32_t nread_intervals, uint32_t nturned_intervals, bool tail)
+{
+	uint32_t lengths =
+	    2 * (uint64_t)nturned_intervals < nread_intervals ? SCARCE_LENGTHS : RUN_ON_LENGTHS;
+
+	return lengths + (tail ? TAIL_LENGTHS : 0);
+}
+
 static uint64_t linger_cap(const struct at_duty *d)
 {
-	return (*d->o.rp_tails > 0 ? TAIL_LENGTHS : RUN_ON_LENGTHS) * d->win_ns;
+	return at_duty_linger_lengths(d->nread_intervals, d->nturned_intervals,
+				      *d->o.rp_tails > 0) *
+	       d->win_ns;
 }
 
 /* A window, open or lingering, ends now; false when its links cannot be released. */
@@ -1083,6 +1094,10 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 			}
 		}
 		win->has_cls = true;
+		if (win->ref_on > 0) {
+			d->nread_intervals++;
+			d->nturned_intervals += win->rp_turns > 0;
+		}
 		if (at_env_flag("ADAPTRACE_DEBUG"))
 			at_err("duty: interval: %" PRIu64 " socket reads, %" PRIu64 " in windows",
 			       win->ref_all, win->ref_on);
