@@ -52,6 +52,20 @@ uint32_t at_window_duty_index(const struct at_window *w, uint32_t id)
  * turn's end, were never seen and came out 98.6 % low, with intervals
  * that did not hold their counts.
  */
+bool at_window_rp_lost(const struct at_window *w)
+{
+	uint64_t by_time = 0, kept = 0;
+
+	if (!w->has_rpath || (!w->rp_turns && !w->rp_writes) || w->nrp_callers)
+		return false;
+	for (uint32_t i = 0; i < w->ncls; i++)
+		if (w->cls[i].cls == AT_BY_TIME)
+			by_time += w->cls[i].calls;
+	for (uint32_t i = 0; i < w->ncallers; i++)
+		kept += w->callers[i].calls;
+	return 4 * kept < 3 * by_time;
+}
+
 bool at_windows_turn_ends_unseen(const struct at_window *w, size_t n)
 {
 	uint64_t ends = 0, turns = 0;
@@ -61,7 +75,7 @@ bool at_windows_turn_ends_unseen(const struct at_window *w, size_t n)
 		if (!w[i].nduty || !w[i].has_rpath)
 			continue;
 		rpath = true;
-		ends += w[i].rp_turns;
+		ends += at_window_rp_lost(&w[i]) ? 0 : w[i].rp_turns;
 		turns += w[i].has_turns ? w[i].turn_all : 0;
 	}
 	return rpath && !ends && turns > 0;

@@ -481,6 +481,14 @@ const struct at_duty_on *at_window_duty(const struct at_window *w, uint32_t id, 
 /* Index of id in w's duty list (ascending ids), or w->nduty. */
 uint32_t at_window_duty_index(const struct at_window *w, uint32_t id);
 /*
+ * Whether w's read path lost its calls: it saw a turn's end or a write, no
+ * window call went to it, and the window calls by time kept their callers
+ * for less than three quarters of them. The probes record no caller while
+ * quiesced (a release waiting 20 ms or more, as at a move), and the
+ * socket programs go on counting: its yardsticks then have no calls.
+ */
+bool at_window_rp_lost(const struct at_window *w);
+/*
  * Whether the windows' read path (has_rpath) never saw a turn of the event
  * loop end though the target made turns: then no window saw the work at a
  * turn's end, and its estimates can be far too low.

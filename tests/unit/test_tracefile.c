@@ -2095,6 +2095,48 @@ static void test_duty_turn_ends_unseen(void)
 }
 
 /*
+ * An interval whose read path saw an end and 8 writes while the probes,
+ * quiesced, recorded callers for 100 of the 1000 window calls by time and
+ * none on the read path: its yardsticks have no calls. With its callers
+ * kept, a read path without calls is the target's (no window function ran
+ * there), and with calls there or without yardsticks nothing is lost. An
+ * end seen only there is no end seen.
+ */
+static void test_duty_rp_lost(void)
+{
+	struct at_duty_on on[1] = {{0, 1000000}};
+	struct at_cls_calls cls[2] = {{0, 3, 40}, {0, AT_BY_TIME, 1000}};
+	struct at_caller_calls callers[1] = {{0, 5, 100}}, rp[1] = {{0, 5, 10}};
+	struct at_window w[2];
+
+	memset(w, 0, sizeof(w));
+	for (int i = 0; i < 2; i++) {
+		w[i].nduty = 1;
+		w[i].duty = on;
+		w[i].has_rpath = w[i].has_turns = w[i].has_cls = w[i].has_callers = true;
+		w[i].turn_all = 500;
+		w[i].cls = cls;
+		w[i].ncls = 2;
+		w[i].callers = callers;
+		w[i].ncallers = 1;
+	}
+	w[0].rp_turns = 1;
+	w[0].rp_writes = 8;
+	check(at_window_rp_lost(&w[0]), "read path lost: an end and 8 writes, callers for 10 %");
+	check(at_windows_turn_ends_unseen(w, 2), "read path lost: its end is no end seen");
+	callers[0].calls = 1000;
+	check(!at_window_rp_lost(&w[0]), "read path lost: not with every caller kept");
+	callers[0].calls = 100;
+	w[0].rp_callers = rp;
+	w[0].nrp_callers = 1;
+	check(!at_window_rp_lost(&w[0]) && !at_windows_turn_ends_unseen(w, 2),
+	      "read path lost: not with calls on it");
+	w[0].nrp_callers = 0;
+	w[0].rp_turns = w[0].rp_writes = 0;
+	check(!at_window_rp_lost(&w[0]), "read path lost: not without yardsticks");
+}
+
+/*
  * A function once a request under caller 7 and now and then under turn
  * caller 9 (redis's evictClients under processCommand and beforeSleep):
  * 20 window reads and a turn's end an interval, 1000 reads and 600 ends
@@ -2648,6 +2690,7 @@ int main(int argc, char **argv)
 	test_duty_rp_both_long_turns();
 	test_duty_rp_whole_fit();
 	test_duty_turn_ends_unseen();
+	test_duty_rp_lost();
 	test_duty_unmeasured_turn_part();
 	test_duty_turn_callee_as_caller();
 	test_duty_turns_under_readers();
