@@ -90,7 +90,7 @@ struct at_duty {
 	bool open;
 	bool lingering; /* closed, its links still in until the target reads again */
 	uint64_t closed_at;
-	/* Intervals whose windows read, and those whose read path saw a turn end there. */
+	/* Intervals whose windows read as the target turned; those whose read path saw an end. */
 	uint32_t nread_intervals, nturned_intervals;
 	uint64_t opened, next_open, period_ns, win_ns;
 	uint64_t min_period_ns; /* at_duty_opts.period_s */
@@ -1094,7 +1094,8 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 			}
 		}
 		win->has_cls = true;
-		if (win->ref_on > 0) {
+		/* Only where the target turned: without writes no turn ends to wait for. */
+		if (win->ref_on > 0 && win->has_turns && win->turn_all > 0) {
 			d->nread_intervals++;
 			d->nturned_intervals += win->rp_turns > 0;
 		}

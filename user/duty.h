@@ -136,12 +136,13 @@ void at_duty_wake_drain(struct at_duty *d);
 /*
  * How many window lengths a closed window lingers at most, waiting for the
  * turn a thread read in to end: 3, or 6 while fewer than half the intervals
- * whose windows read (nread_intervals) saw a turn end on the read path
- * (nturned_intervals), whose fits by the turns need several; 3 more while a
- * turn whose end the read path counted is in its tail (tail), so that its
- * replies and the rest of its work count with it. Under the window probes
- * redis's turns of 50 requests outlast 3 lengths (4 ms windows): with no
- * cap, 5 of 7 ended 11-21 ms after the window opened, 2 after 61-66 ms.
+ * whose windows read while the target turned (nread_intervals) saw a turn
+ * end on the read path (nturned_intervals), whose fits by the turns need
+ * several; 3 more while a turn whose end the read path counted is in its
+ * tail (tail), so that its replies and the rest of its work count with it.
+ * Under the window probes redis's turns of 50 requests outlast 3 lengths
+ * (4 ms windows): with no cap, 5 of 7 ended 11-21 ms after the window
+ * opened, 2 after 61-66 ms.
  */
 uint32_t at_duty_linger_lengths(uint32_t nread_intervals, uint32_t nturned_intervals, bool tail);
 

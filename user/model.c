@@ -46,12 +46,6 @@ uint32_t at_window_duty_index(const struct at_window *w, uint32_t id)
 	return lo < w->nduty && w->duty[lo].id == id ? lo : w->nduty;
 }
 
-/*
- * In 2 of 79 redis recordings every normal window reached its run-on cap
- * before its turn ended: writeToClient and listDelNode, once a reply at a
- * turn's end, were never seen and came out 98.6 % low, with intervals
- * that did not hold their counts.
- */
 bool at_window_rp_lost(const struct at_window *w)
 {
 	uint64_t by_time = 0, kept = 0;
@@ -66,6 +60,12 @@ bool at_window_rp_lost(const struct at_window *w)
 	return 4 * kept < 3 * by_time;
 }
 
+/*
+ * In 2 of 79 redis recordings every normal window reached its run-on cap
+ * before its turn ended: writeToClient and listDelNode, once a reply at a
+ * turn's end, were never seen and came out 98.6 % low, with intervals
+ * that did not hold their counts.
+ */
 bool at_windows_turn_ends_unseen(const struct at_window *w, size_t n)
 {
 	uint64_t ends = 0, turns = 0;
