@@ -933,10 +933,14 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 			*d->o.read_after_window = false;
 			*d->o.window_until = mid + d->win_ns;
 			*d->o.turn_gates = 0;
-			*d->o.rp_tails = 0;
-			/* 0 stands for no window in a thread's state. */
+			/*
+			 * Numbered first: a tail of the last window that ends
+			 * after the reset below would take rp_tails below 0.
+			 * 0 stands for no window in a thread's state.
+			 */
 			if (!++*d->o.window_seq)
 				*d->o.window_seq = 1;
+			*d->o.rp_tails = 0;
 			*d->o.window_turns = turn;
 			*d->o.window_on = true;
 			set_phase(d, AT_WPHASE_OPEN);
@@ -1094,11 +1098,6 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 			}
 		}
 		win->has_cls = true;
-		/* Only where the target turned: without writes no turn ends to wait for. */
-		if (win->ref_on > 0 && win->has_turns && win->turn_all > 0) {
-			d->nread_intervals++;
-			d->nturned_intervals += win->rp_turns > 0;
-		}
 		if (at_env_flag("ADAPTRACE_DEBUG"))
 			at_err("duty: interval: %" PRIu64 " socket reads, %" PRIu64 " in windows",
 			       win->ref_all, win->ref_on);
@@ -1159,6 +1158,15 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 	}
 	if (win->has_cls && d->o.wcallers_fd >= 0)
 		fill_callers(d, win);
+	/*
+	 * Only where the target turned (without writes no turn ends to wait
+	 * for), and as the report sees it: a read path that lost its calls
+	 * saw no end.
+	 */
+	if (win->ref_on > 0 && win->has_turns && win->turn_all > 0) {
+		d->nread_intervals++;
+		d->nturned_intervals += win->rp_turns > 0 && !at_window_rp_lost(win);
+	}
 	win->has_turnwin = win->nturnwin > 0;
 	win->has_twcalls = win->has_turnwin;
 	/* Spans that ended before b cannot overlap a later interval; the open one stays. */

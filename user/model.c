@@ -50,7 +50,7 @@ bool at_window_rp_lost(const struct at_window *w)
 {
 	uint64_t by_time = 0, kept = 0;
 
-	if (!w->has_rpath || (!w->rp_turns && !w->rp_writes) || w->nrp_callers)
+	if (!w->has_rpath || !w->has_callers || (!w->rp_turns && !w->rp_writes) || w->nrp_callers)
 		return false;
 	for (uint32_t i = 0; i < w->ncls; i++)
 		if (w->cls[i].cls == AT_BY_TIME)
@@ -613,7 +613,7 @@ static bool turn_callers_own(const struct at_duty_est *d, const bool *turns, con
  * writes, those under a turn caller by its turns' ends or its writes,
  * whichever fits the caller's calls there interval by interval (a tie, a
  * write a turn: by the writes when the calls outnumber the ends twice;
- * past 8 calls an end, the ends must fit three times better).
+ * past 4 calls an end, the ends must fit three times better).
  * A window ends inside a turn, and by time it saw turns begin far more
  * often than their replies and the rest of beforeSleep: evictClients,
  * clientHasPendingReplies and zfree came out 10-40 % low, writeToClient

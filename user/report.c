@@ -801,9 +801,10 @@ static void print_estimates(FILE *f, const struct at_profile_set *ps)
 			ntime == 1 ? "undercounts" : "undercount");
 	if (at_windows_turn_ends_unseen(ps->t->wins, ps->t->nwins))
 		fputs(" The windows never saw a turn of the target's event loop end (its first "
-		      "socket write after the reads they counted): under the probes each turn ran "
-		      "past the windows' cap, so work done at a turn's end, such as sending "
-		      "replies, may be far above its estimate and interval.",
+		      "socket write after the reads they counted) with its calls: under the probes "
+		      "each turn ran past the windows' cap, or the calls went unrecorded while "
+		      "probes came out, so work done at a turn's end, such as sending replies, may "
+		      "be far above its estimate and interval.",
 		      f);
 	/* Below 1 % it moves no estimate much (redis-benchmark's few CONFIG GETs). */
 	if (unseen >= 0.01)
@@ -936,9 +937,9 @@ static void report_usage(FILE *f)
 	      "turn of the event loop in (their yardsticks add up with the other\n"
 	      "windows'), and \"window_callers\": its calls while the windows were open per\n"
 	      "innermost traced caller (name null: none), most first. \"turn_ends_unseen\":\n"
-	      "true when the windows never saw a turn of the target's event loop end, so that\n"
-	      "work done at a turn's end (replies) may be far above its estimate and interval\n"
-	      "(the footer says so too).\n"
+	      "true when the windows never saw a turn of the target's event loop end with its\n"
+	      "calls, so that work done at a turn's end (replies) may be far above its\n"
+	      "estimate and interval (the footer says so too).\n"
 	      "Exit status: 0, or 2 for a missing or corrupt file.\n",
 	      f);
 }

@@ -2134,6 +2134,46 @@ static void test_duty_rp_lost(void)
 	w[0].nrp_callers = 0;
 	w[0].rp_turns = w[0].rp_writes = 0;
 	check(!at_window_rp_lost(&w[0]), "read path lost: not without yardsticks");
+	w[0].rp_turns = 1;
+	w[0].rp_writes = 8;
+	w[0].has_callers = false;
+	check(!at_window_rp_lost(&w[0]), "read path lost: not when no callers were recorded");
+	w[0].has_callers = true;
+	callers[0].calls = 750;
+	check(!at_window_rp_lost(&w[0]), "read path lost: not with callers for 3 quarters");
+	callers[0].calls = 100;
+	{
+		/*
+		 * The report: the second interval (an end, 7 writes and 10 calls on
+		 * its read path) is all the function's read path saw.
+		 */
+		struct at_symbol fs[1] = {{.id = 0, .name = "reply"}};
+		struct at_window_entry e[2] = {{.id = 0}, {.id = 0}};
+		struct at_trace t = {.syms = fs, .nsyms = 1, .wins = w, .nwins = 2};
+		struct at_profile_set ps;
+
+		for (int i = 0; i < 2; i++) {
+			e[i].c.calls = e[i].c.returns = 1000;
+			w[i].e = &e[i];
+			w[i].n = 1;
+			w[i].has_writes = true;
+			w[i].wr_all = 8000;
+			w[i].cls_all[3] = w[i].ref_all = 1000;
+			w[i].cls_on[3] = w[i].ref_on = 20;
+			w[i].start_ns = (uint64_t)i * 1000000000ULL;
+			w[i].end_ns = w[i].start_ns + 1000000000ULL;
+		}
+		w[1].rp_turns = 1;
+		w[1].rp_writes = 7;
+		w[1].rp_callers = rp;
+		w[1].nrp_callers = 1;
+		w[1].callers = rp;
+		at_profile_set_load(&ps, &t);
+		check(ps.p[0].duty.nrp == 2 && ps.p[0].duty.nrp_turned == 1 &&
+			  ps.p[0].duty.rp_turns == 1 && ps.p[0].duty.rp_writes == 7,
+		      "read path lost: the report leaves out its end and its 8 writes");
+		at_profile_set_free(&ps);
+	}
 }
 
 /*
