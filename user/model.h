@@ -483,9 +483,10 @@ uint32_t at_window_duty_index(const struct at_window *w, uint32_t id);
 /*
  * Whether w's read path lost its calls: it saw a turn's end or a write, no
  * window call went to it, and the window calls by time kept their callers
- * (recorded: has_callers) for less than three quarters of them. The probes record no caller while
- * quiesced (a release waiting 20 ms or more, as at a move), and the
- * socket programs go on counting: its yardsticks then have no calls.
+ * (recorded: has_callers) for less than three quarters of them. The probes
+ * record no caller while quiesced (a release waiting 20 ms or more, as at a
+ * move), and the socket programs go on counting: its yardsticks then have
+ * no calls.
  */
 bool at_window_rp_lost(const struct at_window *w);
 /*

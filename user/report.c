@@ -205,7 +205,7 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 			o.ncallers = caller_run(w->callers, w->ncallers, k, &ci, &o.callers);
 			o.has_rpath = w->has_rpath;
 			/*
-			 * In 4 of 129 redis recordings such an interval kept 1 end and
+			 * In 4 of 128 redis recordings such an interval kept 1 end and
 			 * 1-29 writes: writeToClient and listDelNode went 28-33 % low
 			 * by the writes, clientHasPendingReplies 40 % high.
 			 */
