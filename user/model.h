@@ -526,10 +526,10 @@ bool at_profile_turn_caller(const struct at_func_profile *p, const bool *writes,
  */
 bool at_profile_by_reads(const struct at_func_profile *p, const bool *writes, size_t n);
 /*
- * Whether most of p's read-path calls go by the writes, under callers that
- * go by them or under turn callers, per reply (writes, turns: as
- * at_profile_estimate_callers): its callees' calls under it follow the
- * writes too (redis's zfree under listDelNode under
+ * Whether most of p's read-path calls not made at hang-ups go by the
+ * writes, under callers that go by them or under turn callers, per reply
+ * (writes, turns: as at_profile_estimate_callers): its callees' calls
+ * under it follow the writes too (redis's zfree under listDelNode under
  * handleClientsWithPendingWrites).
  */
 bool at_profile_rp_replies(const struct at_func_profile *p, const bool *writes, const bool *turns,

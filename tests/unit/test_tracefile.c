@@ -1694,20 +1694,19 @@ static void test_duty_turn_callee_as_caller(void)
 }
 
 /*
- * An interval of a function under three read-path callers: 7 once a read
- * (r_on window reads of class 3, 1000 in all), 9 once a write (rp_w of
- * them, plus w9 more at hang-ups) and 6 at hang-ups (z calls). eof window
- * reads of end of file (class 0; of as many in all) make the hang-ups' own
- * class; without them, those calls fall in class 3 with the rest.
+ * An interval of an event loop (1000 reads of class 3, 1000 writes, 600
+ * turns' ends) whose window saw r_on reads of class 3 and eof reads of end
+ * of file (class 0; of as many in all), and on its read path rp_t turns'
+ * ends and rp_w writes. A function's read-path calls are those under
+ * callers (n): c3 of them after reads of class 3, and c_hang after reads of
+ * end of file when eof > 0, else in class 3 with the rest.
  */
-static void add_hangup_interval(struct at_func_profile *q, uint64_t r_on, uint64_t rp_w, uint64_t z,
-				uint64_t w9, uint64_t eof)
+static void add_hangup_obs(struct at_func_profile *q, uint64_t r_on, uint64_t rp_t, uint64_t rp_w,
+			   const struct at_caller_calls *callers, uint32_t n, uint64_t c3,
+			   uint64_t c_hang, uint64_t eof)
 {
 	uint64_t all[AT_READ_CLASSES] = {0}, on[AT_READ_CLASSES] = {0}, c[AT_SLOTS] = {0};
-	struct at_caller_calls callers[3] = {{0, 6, z}, {0, 7, r_on}, {0, 9, rp_w + w9}};
-	const uint64_t turns[2] = {1, 1};
-	uint64_t calls = r_on + rp_w + z + w9;
-	int hang = eof ? 0 : 3;
+	uint64_t calls = c3 + c_hang;
 	struct at_duty_obs o = {.on_ns = 10000000,
 				.len_ns = 1000000000,
 				.ref_on = r_on + eof,
@@ -1719,29 +1718,42 @@ static void add_hangup_interval(struct at_func_profile *q, uint64_t r_on, uint64
 				.wr_all = 1000,
 				.wr_on = rp_w,
 				.has_callers = true,
-				.ncallers = 3,
+				.ncallers = n,
 				.callers = callers,
 				.has_turns = true,
 				.turn_all = 600,
-				.turn_on = turns[0],
+				.turn_on = rp_t,
 				.wake_all = 600,
-				.wake_on = turns[1],
+				.wake_on = rp_t,
 				.has_rpath = true,
-				.rp_turns = 1,
+				.rp_turns = rp_t,
 				.rp_writes = rp_w,
-				.nrp_callers = 3,
+				.nrp_callers = n,
 				.rp_callers = callers};
 	struct at_window_entry e = {0};
 
 	all[3] = 1000;
 	on[3] = r_on;
-	all[0] = on[0] = eof;
-	c[3] = r_on + rp_w;
-	c[hang] += z + w9;
+	all[AT_CLASS_EOF] = on[AT_CLASS_EOF] = eof;
+	c[3] = c3;
+	c[eof ? AT_CLASS_EOF : 3] += c_hang;
 	c[AT_BY_TIME] = calls;
 	e.c.calls = e.c.returns = o.calls = calls;
 	at_profile_add(q, &e);
 	at_profile_add_duty(q, &o);
+}
+
+/*
+ * A function under three read-path callers: 7 once a read (r_on), 9 once a
+ * write (rp_w, plus w9 more at hang-ups) and 6 at hang-ups (z calls), in
+ * an interval with one turn's end on its read path.
+ */
+static void add_hangup_interval(struct at_func_profile *q, uint64_t r_on, uint64_t rp_w, uint64_t z,
+				uint64_t w9, uint64_t eof)
+{
+	struct at_caller_calls callers[3] = {{0, 6, z}, {0, 7, r_on}, {0, 9, rp_w + w9}};
+
+	add_hangup_obs(q, r_on, 1, rp_w, callers, 3, r_on + rp_w, z + w9, eof);
 }
 
 /*
@@ -1800,6 +1812,56 @@ static void test_duty_rp_hangups(void)
 	at_profile_free(&w_hangs);
 	at_profile_free(&burst);
 	at_profile_free(&not_burst);
+}
+
+/*
+ * A function run once a reply under turn caller 9 on the read path (rp_w
+ * calls), and z times under caller 6 at hang-ups.
+ */
+static void add_reply_hangup_interval(struct at_func_profile *q, uint64_t r_on, uint64_t rp_t,
+				      uint64_t rp_w, uint64_t z, uint64_t eof)
+{
+	struct at_caller_calls callers[2] = {{0, 6, z}, {0, 9, rp_w}};
+
+	add_hangup_obs(q, r_on, rp_t, rp_w, callers, 2, rp_w, z, eof);
+}
+
+/*
+ * A function once a reply under a turn caller, that a window also caught
+ * freeing 50 clients as they hung up (redis's listDelNode: 21 calls a
+ * reply and 36 at hang-ups on one recording's read path). Its callees
+ * still follow the writes under it: the hang-ups' class scales their
+ * calls there apart. Not a function run almost only at hang-ups, nor one
+ * whose calls under the turn caller go by the turns' ends.
+ */
+static void test_duty_rp_replies_hangups(void)
+{
+	static const uint64_t r_on[8] = {20, 8, 16, 24, 12, 18, 10, 20},
+			      rp_t[8] = {2, 1, 3, 4, 1, 2, 1, 2},
+			      rp_w[8] = {20, 12, 15, 16, 12, 8, 10, 16};
+	struct at_func_profile reply = {0}, mostly_hangups = {0}, per_turn = {0};
+	bool writes[10] = {0}, turns[10] = {[9] = true};
+
+	for (int i = 0; i < 8; i++) {
+		uint64_t eof = i == 3 ? 50 : 0;
+
+		add_reply_hangup_interval(&reply, r_on[i], rp_t[i], rp_w[i], i == 3 ? 200 : 0, eof);
+		add_reply_hangup_interval(&mostly_hangups, r_on[i], rp_t[i], rp_w[i],
+					  i == 3 ? 2000 : 0, eof);
+		add_reply_hangup_interval(&per_turn, r_on[i], rp_t[i], rp_t[i], i == 3 ? 200 : 0,
+					  eof);
+	}
+	check(at_profile_rp_replies(&reply, writes, turns, 10),
+	      "duty read path: once a reply under a turn caller, with more calls at hang-ups, "
+	      "marks a caller by the writes");
+	check(!at_profile_rp_replies(&mostly_hangups, writes, turns, 10),
+	      "duty read path: a function run almost only at hang-ups is no caller by the writes");
+	check(!at_profile_rp_replies(&per_turn, writes, turns, 10),
+	      "duty read path: once a turn under a turn caller, with hang-ups, is no caller by "
+	      "the writes");
+	at_profile_free(&reply);
+	at_profile_free(&mostly_hangups);
+	at_profile_free(&per_turn);
 }
 
 /*
@@ -2725,6 +2787,7 @@ int main(int argc, char **argv)
 	test_duty_rp_turn_caller_own();
 	test_duty_rp_few_turns();
 	test_duty_rp_hangups();
+	test_duty_rp_replies_hangups();
 	test_duty_rp_many_per_turn();
 	test_duty_rp_near_tie();
 	test_duty_rp_both_long_turns();
