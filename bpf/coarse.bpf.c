@@ -759,6 +759,14 @@ static __always_inline bool turn_goes_on(const struct shadow_stack *s)
 	return read_path(s) && !s->wrote;
 }
 
+/* A socket the target has read data from: its next reads are no connection's first. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u8);
+} sk_read SEC(".maps");
+
 /*
  * The coarse budget's yardstick: the target's socket reads that returned
  * data or end of file (a class of their own: a client hanging up is work
@@ -768,7 +776,8 @@ static __always_inline bool turn_goes_on(const struct shadow_stack *s)
  * get fewer per request when the probes slow the loop down. A sys_enter
  * program would put every task's every system call on the slow path,
  * which cost redis 8-15 % of its throughput here. A thread's first read
- * after it wrote is its event loop waking up.
+ * after it wrote is its event loop waking up. A connection's first read
+ * is a class of its own (at_read_class()).
  */
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(duty_inputs, struct sock *sk, int ret, int flags)
@@ -782,6 +791,14 @@ int BPF_PROG(duty_inputs, struct sock *sk, int ret, int flags)
 	if (!target_process())
 		return 0;
 	cls = at_read_class(ret);
+	if (ret > 0) {
+		__u8 *seen = bpf_sk_storage_get(&sk_read, sk, NULL, BPF_SK_STORAGE_GET_F_CREATE);
+
+		if (seen && !*seen) {
+			*seen = 1;
+			cls = AT_CLASS_FIRST;
+		}
+	}
 	s = thread_stack(true);
 	if (s && s->wrote)
 		turn_wakeup(s);

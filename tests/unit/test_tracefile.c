@@ -803,6 +803,26 @@ static void test_duty_classes(void)
 }
 
 /*
+ * Read classes: end of file has its own, and a connection's first read
+ * (which the BPF side marks) another that no length hashes to. redis's
+ * SETs and GETs under redis-benchmark (45 and 36 bytes) stay apart.
+ */
+static void test_read_classes(void)
+{
+	bool in_range = true;
+
+	for (uint32_t len = 1; len <= 1 << 20; len++) {
+		uint32_t k = at_read_class(len);
+
+		in_range =
+		    in_range && k != AT_CLASS_EOF && k != AT_CLASS_FIRST && k < AT_READ_CLASSES;
+	}
+	check(at_read_class(0) == AT_CLASS_EOF && in_range,
+	      "read classes: end of file its own, no length in the first reads' class");
+	check(at_read_class(45) != at_read_class(36), "read classes: 45 and 36 bytes apart");
+}
+
+/*
  * A kind of request no window caught: every window of a run saw SETs (reads
  * of class 12, 20 of the interval's 500), none of its 500 GETs (class 3).
  * set_key runs 4 times a SET; the GETs take the SETs' ratio, 40000 against
@@ -2773,6 +2793,7 @@ int main(int argc, char **argv)
 	test_decoder();
 	test_files();
 	test_duty();
+	test_read_classes();
 	test_duty_classes();
 	test_duty_unseen_class();
 	test_duty_writes_undersampled();
