@@ -1714,6 +1714,39 @@ static void test_duty_turn_callee_as_caller(void)
 }
 
 /*
+ * Three times a call of turn caller 9, which runs once a turn's end, on a
+ * read path that saw 4 ends and 9 writes at each: the ends and the writes
+ * fit its calls alike, and a tie with more calls than twice the ends went
+ * by the writes (2667 for its 14400 there; redis's moduleCount under
+ * beforeSleep, 60 % low). By the caller's own calls, 3 an end: 22400 with
+ * the 8000 by the reads. Half a call of the caller stays by the writes.
+ */
+static void test_duty_rp_own_whole(void)
+{
+	static const uint64_t r_on[8] = {20, 8, 16, 24, 12, 18, 10, 20},
+			      rp_t[8] = {1, 0, 1, 0, 1, 0, 1, 0};
+	double tend[10] = {[9] = 1.0};
+	struct at_caller_scales sc = {.turn_end = tend};
+	struct at_func_profile whole = {0}, half = {0};
+	bool writes[10] = {0}, turns[10] = {[9] = true};
+
+	for (int i = 0; i < 8; i++) {
+		add_rp_own_interval(&whole, r_on[i], rp_t[i], 9 * rp_t[i], r_on[i], 3 * rp_t[i],
+				    (int64_t)rp_t[i]);
+		add_rp_own_interval(&half, r_on[i], rp_t[i], 9 * rp_t[i], r_on[i], 3 * rp_t[i],
+				    (int64_t)(6 * rp_t[i]));
+	}
+	at_profile_estimate_scaled(&whole, writes, turns, NULL, &sc, 10);
+	at_profile_estimate_scaled(&half, writes, turns, NULL, &sc, 10);
+	check(whole.estimated && fabs((double)whole.c.calls / 22400 - 1) <= 0.02,
+	      "duty read path: a tie, 3 calls a call of the turn caller, by the caller (22400)");
+	check(half.estimated && half.c.calls < 12000,
+	      "duty read path: a tie, half a call of the turn caller, by the writes");
+	at_profile_free(&whole);
+	at_profile_free(&half);
+}
+
+/*
  * An interval of an event loop (1000 reads of class 3, 1000 writes, 600
  * turns' ends) whose window saw r_on reads of class 3 and eof reads of end
  * of file (class 0; of as many in all), and on its read path rp_t turns'
@@ -2809,6 +2842,7 @@ int main(int argc, char **argv)
 	test_duty_rp_few_turns();
 	test_duty_rp_hangups();
 	test_duty_rp_replies_hangups();
+	test_duty_rp_own_whole();
 	test_duty_rp_many_per_turn();
 	test_duty_rp_near_tie();
 	test_duty_rp_both_long_turns();
