@@ -1747,6 +1747,32 @@ static void test_duty_rp_own_whole(void)
 }
 
 /*
+ * Once now and then under turn caller 9, which runs once a turn's end: in
+ * 4 of 8 intervals, 4 calls under 11 of the caller's (redis's
+ * propagatePendingCommands, run by activeExpireCycle's slow cycle, which a
+ * timer starts). By the ends that part came out near 1200 on top of the
+ * reads' 8000; by the windows' share of the time, 400 (8400).
+ */
+static void test_duty_rp_now_and_then(void)
+{
+	static const uint64_t r_on[8] = {20, 8, 16, 24, 12, 18, 10, 20},
+			      rp_t[8] = {2, 1, 3, 4, 1, 2, 1, 2},
+			      rp_w[8] = {20, 12, 15, 16, 12, 8, 10, 16},
+			      x[8] = {1, 0, 1, 1, 0, 1, 0, 0};
+	double tend[10] = {[9] = 1.0};
+	struct at_caller_scales sc = {.turn_end = tend};
+	struct at_func_profile q = {0};
+	bool writes[10] = {0}, turns[10] = {[9] = true};
+
+	for (int i = 0; i < 8; i++)
+		add_rp_own_interval(&q, r_on[i], rp_t[i], rp_w[i], r_on[i], x[i], (int64_t)rp_t[i]);
+	at_profile_estimate_scaled(&q, writes, turns, NULL, &sc, 10);
+	check(q.estimated && fabs((double)q.c.calls / 8400 - 1) <= 0.01,
+	      "duty read path: under half of a turn caller's calls, by time (8400)");
+	at_profile_free(&q);
+}
+
+/*
  * An interval of an event loop (1000 reads of class 3, 1000 writes, 600
  * turns' ends) whose window saw r_on reads of class 3 and eof reads of end
  * of file (class 0; of as many in all), and on its read path rp_t turns'
@@ -2843,6 +2869,7 @@ int main(int argc, char **argv)
 	test_duty_rp_hangups();
 	test_duty_rp_replies_hangups();
 	test_duty_rp_own_whole();
+	test_duty_rp_now_and_then();
 	test_duty_rp_many_per_turn();
 	test_duty_rp_near_tie();
 	test_duty_rp_both_long_turns();
