@@ -759,13 +759,21 @@ static __always_inline bool turn_goes_on(const struct shadow_stack *s)
 	return read_path(s) && !s->wrote;
 }
 
-/* A socket the target has read data from: its next reads are no connection's first. */
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, __u8);
-} sk_read SEC(".maps");
+/*
+ * Whether a read of ret bytes from a TCP socket was its connection's
+ * first: all the connection has consumed (up to copied_seq) came with it.
+ * Its first byte's number is rcv_nxt less the bytes received in order.
+ * Stateless, so a connection open before the recorder never counts as
+ * new. Other sockets have no first read.
+ */
+static __always_inline bool first_read(struct sock *sk, int ret)
+{
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+
+	if (!tp)
+		return false;
+	return tp->copied_seq - (__u32)ret - (tp->rcv_nxt - (__u32)tp->bytes_received) == 0;
+}
 
 /*
  * The coarse budget's yardstick: the target's socket reads that returned
@@ -790,15 +798,7 @@ int BPF_PROG(duty_inputs, struct sock *sk, int ret, int flags)
 		return 0;
 	if (!target_process())
 		return 0;
-	cls = at_read_class(ret);
-	if (ret > 0) {
-		__u8 *seen = bpf_sk_storage_get(&sk_read, sk, NULL, BPF_SK_STORAGE_GET_F_CREATE);
-
-		if (seen && !*seen) {
-			*seen = 1;
-			cls = AT_CLASS_FIRST;
-		}
-	}
+	cls = ret > 0 && first_read(sk, ret) ? AT_CLASS_FIRST : at_read_class(ret);
 	s = thread_stack(true);
 	if (s && s->wrote)
 		turn_wakeup(s);

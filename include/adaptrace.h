@@ -182,7 +182,7 @@ struct at_fstats {
 
 /*
  * A socket read's class: 0 for end of file (a client hanging up), the last
- * for a connection's first read that returned data (the BPF side tells),
+ * for a TCP connection's first read that returned data (the BPF side tells),
  * else a multiplicative hash of its length onto the other 14. A window
  * that caught 50 clients hanging up at once saw 51 freeClient calls
  * against a few requests' reads: by those, freeClient came out at 39,342
