@@ -550,8 +550,8 @@ static bool both_fit(const struct at_duty_est *d, const struct at_caller_total *
  * then takes it however few its calls): a recording whose read path saw
  * 2 ends dropped evictClients' part under beforeSleep, 1 of 1 there, and
  * came out 36 % low; propagatePendingCommands, run under
- * activeExpireCycle by time, 2 of 4, would go 30 % high (it goes by time
- * in rp_callers_estimate()).
+ * activeExpireCycle by time, 2 of 4, would go 30 % high (now_and_then()
+ * sends it by time).
  */
 static bool turn_caller_part(const struct at_caller_total *c, const double *turn_end, size_t n,
 			     double all_ends, double *part, double *seen, double *den)
@@ -565,6 +565,36 @@ static bool turn_caller_part(const struct at_caller_total *c, const double *turn
 	*den = even ? c->own_even : c->own;
 	*part = *seen / *den * turn_end[c->caller] * all_ends;
 	return true;
+}
+
+/*
+ * Whether the function ran 1-3 times a call of turn caller c on the read
+ * path, exactly, over 3 of the caller's calls or more: once-a-turn work,
+ * which turn_caller_part() scales by the caller. redis's moduleCount ran
+ * 8 times under 4 beforeSleeps there, with 4 turns' ends and 73 writes;
+ * the tie in rp_callers_estimate() sent it by the writes, 60 % low.
+ */
+static bool own_whole(const struct at_caller_total *c, const double *turn_end, size_t n)
+{
+	double k = c->own > 0 ? c->matched / c->own : 0;
+
+	return turn_end && c->caller < n && turn_end[c->caller] > 0 &&
+	       c->own >= AT_DUTY_MIN_STRATUM && fabs(k - round(k)) < 1e-6 && k >= 1 &&
+	       k <= WHOLE_FIT_MAX;
+}
+
+/*
+ * Whether the function ran under at most half of turn caller c's calls on
+ * the read path, over 3 of them or more: work the caller does now and
+ * then, not once a turn. redis's propagatePendingCommands runs under
+ * activeExpireCycle in its slow cycle, which databasesCron starts 10
+ * times a second: 2 calls under 4 of activeExpireCycle's, and by the
+ * ends, which the windows' slowdown makes few, it came out 31 % high in 2
+ * of 32 recordings. Such a part goes by the windows' share of the time.
+ */
+static bool now_and_then(const struct at_caller_total *c)
+{
+	return c->own >= AT_DUTY_MIN_STRATUM && 2 * c->matched <= c->own;
 }
 
 /*
@@ -592,7 +622,7 @@ static bool turn_callers_own(const struct at_duty_est *d, const bool *turns, con
 		const struct at_caller_total *c = &d->rp_callers[i];
 		double part, seen, den;
 
-		if (c->caller >= n || !turns[c->caller] ||
+		if (c->caller >= n || !turns[c->caller] || now_and_then(c) ||
 		    !turn_caller_part(c, turn_end, n, d->rp_turn_all, &part, &seen, &den))
 			continue;
 		covered += c->calls;
@@ -605,21 +635,6 @@ static bool turn_callers_own(const struct at_duty_est *d, const bool *turns, con
 	*est = e + rest;
 	*var = v + (all > covered ? rest * rest / (all - covered) : 0);
 	return true;
-}
-
-/*
- * Whether the function ran 1-3 times a call of turn caller c on the read
- * path, exactly, over 3 of the caller's calls or more: once-a-turn work,
- * which turn_caller_part() scales by the caller. redis's moduleCount ran
- * 8 times under 4 beforeSleeps there, with 4 turns' ends and 73 writes;
- * the tie below sent it by the writes, 60 % low.
- */
-static bool own_whole(const struct at_caller_total *c)
-{
-	double k = c->own > 0 ? c->matched / c->own : 0;
-
-	return c->own >= AT_DUTY_MIN_STRATUM && fabs(k - round(k)) < 1e-9 && k >= 1 &&
-	       k <= WHOLE_FIT_MAX;
 }
 
 /*
@@ -676,19 +691,10 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 			*r = (struct rp_split){0};
 			return false;
 		}
-		/*
-		 * Under half of the caller's calls there or fewer: work the
-		 * caller does now and then, not once a turn. redis's
-		 * propagatePendingCommands runs under activeExpireCycle in its
-		 * slow cycle, which databasesCron starts 10 times a second: 2
-		 * calls under 4 of activeExpireCycle's, and by the ends, which
-		 * the windows' slowdown makes few, it came out 31 % high in 2 of
-		 * 32 recordings. By the windows' share of the time.
-		 */
-		if (t && c->own >= AT_DUTY_MIN_STRATUM && 2 * c->matched <= c->own &&
-		    d->on_ns > 0) {
+		if (t && now_and_then(c) && d->on_ns > 0) {
+			/* Poisson on the calls: the windows' time is known. */
 			part = c->calls * d->len_ns / d->on_ns;
-			r->tvar += part * part * 2 / c->calls;
+			r->tvar += part * part / c->calls;
 			r->tpart += part;
 			r->tshare += c->calls;
 			continue;
@@ -718,7 +724,8 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 			 * call of the caller (own_whole()).
 			 */
 			if (fabs(sse_t - sse_w) * fmax(d->nrp_turned, 1) <= c->calls)
-				by_writes = c->calls > 2 * d->rp_turns && !own_whole(c);
+				by_writes =
+				    c->calls > 2 * d->rp_turns && !own_whole(c, turn_end, n);
 			else if (c->calls > MANY_UNDER_A_TURN * d->rp_turns && !(3 * sse_t < sse_w))
 				/*
 				 * More calls an end than once-a-turn work makes: a
