@@ -410,6 +410,9 @@ static double unmeasured_calls(const struct at_duty_est *d, const bool *mark, si
 #define MANY_UNDER_A_TURN 4
 
 /* Whether the windows saw a function many times a turn's end. */
+/* The largest share under turn callers at which many calls an end still go by the reads. */
+#define NOT_UNDER_TURNS 0.1
+
 static bool many_an_end(const struct at_duty_est *d)
 {
 	return strata_calls(&d->tu) > MANY_AN_END * strata_on(&d->tu);
@@ -1684,13 +1687,19 @@ void at_profile_estimate_scaled(struct at_func_profile *p, const bool *writes, c
 		 * fitted the ends 8 times better than the reads in 1 of 202
 		 * redis recordings, and went by them at 20 times its count.
 		 * Not at a call or so an end: a caller seen a few times may go
-		 * by the reads by mistake (beforeSleep, 4 calls).
+		 * by the reads by mistake (beforeSleep, 4 calls). Nor when
+		 * almost none are under turn callers, whatever the callers'
+		 * own marks: setGenericCommand, all under setCommand, whose
+		 * window calls by time were too few to mark it a reader, fitted
+		 * the wakeups 10 times better than the reads and came out at
+		 * 26 times its count.
 		 */
 		if (p->by_turns != AT_BY_READS && !p->turn_windows && many_an_end(d)) {
 			double all, rw = caller_share(d, by_reads, n, &all) +
 					 caller_share(d, writes, n, &all);
+			double tc = caller_share(d, turns, n, &all);
 
-			if (rw >= 0.5)
+			if (rw >= 0.5 || (all >= AT_DUTY_MIN_STRATUM && tc <= NOT_UNDER_TURNS))
 				p->by_turns = AT_BY_READS;
 		}
 		if (p->by_turns == AT_BY_READS && !by_writes && share < 1) {
