@@ -409,10 +409,10 @@ static double unmeasured_calls(const struct at_duty_est *d, const bool *mark, si
  */
 #define MANY_UNDER_A_TURN 4
 
-/* Whether the windows saw a function many times a turn's end. */
 /* The largest share under turn callers at which many calls an end still go by the reads. */
 #define NOT_UNDER_TURNS 0.1
 
+/* Whether the windows saw a function many times a turn's end. */
 static bool many_an_end(const struct at_duty_est *d)
 {
 	return strata_calls(&d->tu) > MANY_AN_END * strata_on(&d->tu);
