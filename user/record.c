@@ -1315,6 +1315,19 @@ int at_record_run(int argc, char **argv, const struct at_record_hook *hook)
 			kv_add(&r.t, "probe_hit_ns", hit);
 		}
 	}
+	/* Measured before the duty cycle attaches them for good. */
+	if (r.skel && bpf_program__autoload(r.skel->progs.duty_inputs)) {
+		double ns = at_duty_yardstick_ns(r.skel->progs.duty_inputs,
+						 bpf_program__autoload(r.skel->progs.duty_outputs)
+						     ? r.skel->progs.duty_outputs
+						     : NULL);
+		char v[32];
+
+		if (ns >= 0) {
+			snprintf(v, sizeof(v), "%.0f", ns);
+			kv_add(&r.t, "yardstick_event_ns", v);
+		}
+	}
 	at_profile_set_init(&r.ps, &r.t);
 	if (at_writer_header(r.w, r.t.kv, r.t.nkv, r.t.bins, r.t.nbins) ||
 	    at_writer_symbols(r.w, r.t.syms, r.t.nsyms)) {

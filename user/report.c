@@ -141,6 +141,7 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 	int64_t *own = rp_own_calls(ps, w), *ownv = NULL;
 	bool rp_lost = at_window_rp_lost(w);
 
+	ps->sock_events += w->ref_all + (w->has_writes ? w->wr_all : 0);
 	for (uint32_t i = 0; i < w->n; i++)
 		if (w->e[i].id < ps->t->nsyms)
 			at_profile_add(&ps->p[w->e[i].id], &w->e[i]);
@@ -439,6 +440,15 @@ static double probe_hit_ns(const struct at_trace *t)
 	return ns > 0 && ns < 1e9 ? ns : 0;
 }
 
+/* The socket yardsticks' cost per read or write measured when recording (ns), or -1. */
+static double yardstick_event_ns(const struct at_trace *t)
+{
+	const char *v = at_trace_get(t, "yardstick_event_ns");
+	double ns = v ? strtod(v, NULL) : -1;
+
+	return ns >= 0 && ns < 1e9 ? ns : -1;
+}
+
 /*
  * What id's probes cost the target per second of the recording (ms of CPU):
  * the calls they saw, not the estimate of a duty-cycled function.
@@ -512,9 +522,12 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 		fputs(",\"detail_link\":", f);
 		at_esc_json(f, at_trace_get(t, "detail_link"));
 	}
-	fprintf(
-	    f, ",\"duration_ns\":%" PRIu64 ",\"complete\":%s,\"probe_hit_ns\":%.0f,\"functions\":[",
-	    ps->duration_ns, t->has_end ? "true" : "false", hit_ns);
+	fprintf(f, ",\"duration_ns\":%" PRIu64 ",\"complete\":%s,\"probe_hit_ns\":%.0f",
+		ps->duration_ns, t->has_end ? "true" : "false", hit_ns);
+	if (yardstick_event_ns(t) >= 0)
+		fprintf(f, ",\"yardstick_event_ns\":%.0f,\"socket_events\":%" PRIu64,
+			yardstick_event_ns(t), ps->sock_events);
+	fputs(",\"functions\":[", f);
 	for (size_t i = 0; i < n; i++) {
 		const struct at_counts *c = &rows[i].p->c;
 		const struct at_detail_stats *ds = at_detail_stats_of(t, rows[i].id);
@@ -711,7 +724,7 @@ static void print_table(FILE *f, const struct at_profile_set *ps, struct row *ro
 static void print_probe_cost(FILE *f, const struct at_profile_set *ps, const struct row *rows,
 			     size_t n)
 {
-	double hit_ns = probe_hit_ns(ps->t), total = 0, ms[3] = {0};
+	double hit_ns = probe_hit_ns(ps->t), total = 0, ms[3] = {0}, yard_ns;
 	const struct row *top[3] = {NULL};
 
 	if (!(hit_ns > 0) || !n || !ps->duration_ns)
@@ -738,6 +751,15 @@ static void print_probe_cost(FILE *f, const struct at_profile_set *ps, const str
 		fprintf(f, " %.1f", ms[k]);
 	}
 	fputs(").", f);
+	yard_ns = yardstick_event_ns(ps->t);
+	if (yard_ns >= 0 && ps->sock_events)
+		fprintf(
+		    f,
+		    " The budget's socket yardsticks cost at least %.1f ms a second more (%" PRIu64
+		    " reads and writes of the target at %.0f ns, the cost measured at the start "
+		    "for an untraced process, which every process pays).",
+		    (double)ps->sock_events * yard_ns / (double)ps->duration_ns * 1e3,
+		    ps->sock_events, yard_ns);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -895,6 +917,7 @@ static void report_usage(FILE *f)
 	      "  --top N        show only the first N rows\n"
 	      "  --hist GLOB    draw the latency histogram of matching functions (repeatable)\n"
 	      "  --json         one JSON object (keys: target, duration_ns, probe_hit_ns,\n"
+	      "                 yardstick_event_ns and socket_events (--budget),\n"
 	      "                 functions[], usdt[], turn_ends_unseen, dropped_events,\n"
 	      "                 diagnostics)\n"
 	      "  --salvage      report what a damaged file holds before the damage\n"

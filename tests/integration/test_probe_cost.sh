@@ -30,6 +30,8 @@ expect_match "the footer gives the probe cost" "$(cat "$WORK/at.err")" \
 
 if report_json "$WORK/cost.data" "$WORK/cost.json"; then
 	expect_cmp "probe_hit_ns was measured" "$(jq .probe_hit_ns "$WORK/cost.json")" '>' 0
+	expect_eq "without session links no yardsticks ran, and none is costed" \
+		"$(jq 'has("yardstick_event_ns") or has("socket_events")' "$WORK/cost.json")" false
 	expect_cmp "tick's probe_ms_per_s" "$(fn "$WORK/cost.json" tick probe_ms_per_s)" '>' 0
 	expect_eq "probe_ms_per_s is calls x cost / duration" \
 		"$(jq -r '.probe_hit_ns as $h | .duration_ns as $d | .functions[] | select(.name == "tick") |
