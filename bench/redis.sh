@@ -169,6 +169,19 @@ run_one() {
 	esac
 }
 
+# The host's state: what the socket tracepoints under the budget's yardsticks
+# cost an event (empty programs, bench/sockfloor.c), before and after the
+# runs: this VM has a fast and a slow state (README: a uprobe hit costs
+# 0.6 us in one, 4.9 us in the other), which move every figure below.
+sockfloor() {
+	"$here/build/sockfloor" -r 5 -n 20000 -o "$here/build/sockfloor.bpf.o" 2>/dev/null |
+		awk -F'[ =]' '/config=target/ { print $NF }' || true
+}
+floor_before=
+if make -s -C "$here" build/sockfloor build/sockfloor.bpf.o >/dev/null 2>&1; then
+	sockfloor >/dev/null # the first attach after a build ran 4 times slower once
+	floor_before=$(sockfloor)
+fi
 IFS=, read -r -a cfgs <<<"$configs"
 if [[ -n $refreq ]]; then
 	# counts.sh -1's references, on this redis-server (see -R above).
@@ -210,4 +223,5 @@ nfuncs=$("$ADAPTRACE" list -b "$REDIS" 2>&1 >/dev/null | grep -o '^[0-9]* functi
 	echo "redis-benchmark -n $requests -c $clients -t set,get on loopback; requests/s is the mean of SET and GET;"
 	echo "per pair: each traced run against the untraced run before it; CPU is user and system time over the benchmark"
 	echo "(all CPUs: busy time, steal left out); $(nproc) CPUs, kernel $(uname -r)."
+	[[ -z $floor_before ]] || echo "Host state: an empty program on the socket tracepoints cost ${floor_before} ns an event before the runs, $(sockfloor) ns after (bench/sockfloor)."
 } | tee ${outdir:+"$outdir/redis.md"}
