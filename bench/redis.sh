@@ -223,5 +223,8 @@ nfuncs=$("$ADAPTRACE" list -b "$REDIS" 2>&1 >/dev/null | grep -o '^[0-9]* functi
 	echo "redis-benchmark -n $requests -c $clients -t set,get on loopback; requests/s is the mean of SET and GET;"
 	echo "per pair: each traced run against the untraced run before it; CPU is user and system time over the benchmark"
 	echo "(all CPUs: busy time, steal left out); $(nproc) CPUs, kernel $(uname -r)."
-	[[ -z $floor_before ]] || echo "Host state: an empty program on the socket tracepoints cost ${floor_before} ns an event before the runs, $(sockfloor) ns after (bench/sockfloor)."
+	if [[ -n $floor_before ]]; then
+		floor_after=$(sockfloor)
+		echo "Host state: an empty program on the socket tracepoints cost ${floor_before} ns an event before the runs, ${floor_after:-?} ns after (bench/sockfloor)."
+	fi
 } | tee ${outdir:+"$outdir/redis.md"}

@@ -792,6 +792,30 @@ static void find_callsites(struct recorder *r, const struct at_target_bin *tb, u
 	free(ids);
 }
 
+/*
+ * What the budget's socket yardsticks cost each read and write, measured
+ * before the duty cycle attaches them for good (setup_duty()'s condition).
+ * No process is the target meanwhile, so none is counted and every event
+ * takes the cheapest way out: the floor every process pays.
+ */
+static void yardstick_cost(struct recorder *r)
+{
+	struct bpf_program *in = r->skel->progs.duty_inputs, *out = r->skel->progs.duty_outputs;
+	uint32_t tgid = r->skel->bss->ref_tgid;
+	char v[32];
+	double ns;
+
+	if (!r->dctl || !want_duty(r->o) || !r->tgt.nsel || !bpf_program__autoload(in))
+		return;
+	r->skel->bss->ref_tgid = UINT32_MAX;
+	ns = at_duty_yardstick_ns(in, bpf_program__autoload(out) ? out : NULL);
+	r->skel->bss->ref_tgid = tgid;
+	if (ns >= 0) {
+		snprintf(v, sizeof(v), "%.0f", ns);
+		kv_add(&r->t, "yardstick_event_ns", v);
+	}
+}
+
 /* The coarse budget's duty cycle: where each function id is probed. */
 static void setup_duty(struct recorder *r)
 {
@@ -1315,19 +1339,7 @@ int at_record_run(int argc, char **argv, const struct at_record_hook *hook)
 			kv_add(&r.t, "probe_hit_ns", hit);
 		}
 	}
-	/* Measured before the duty cycle attaches them for good. */
-	if (r.skel && bpf_program__autoload(r.skel->progs.duty_inputs)) {
-		double ns = at_duty_yardstick_ns(r.skel->progs.duty_inputs,
-						 bpf_program__autoload(r.skel->progs.duty_outputs)
-						     ? r.skel->progs.duty_outputs
-						     : NULL);
-		char v[32];
-
-		if (ns >= 0) {
-			snprintf(v, sizeof(v), "%.0f", ns);
-			kv_add(&r.t, "yardstick_event_ns", v);
-		}
-	}
+	yardstick_cost(&r);
 	at_profile_set_init(&r.ps, &r.t);
 	if (at_writer_header(r.w, r.t.kv, r.t.nkv, r.t.bins, r.t.nbins) ||
 	    at_writer_symbols(r.w, r.t.syms, r.t.nsyms)) {

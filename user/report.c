@@ -141,7 +141,11 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 	int64_t *own = rp_own_calls(ps, w), *ownv = NULL;
 	bool rp_lost = at_window_rp_lost(w);
 
-	ps->sock_events += w->ref_all + (w->has_writes ? w->wr_all : 0);
+	/* The yardsticks' counts are kept from the first move on, with the windows' intervals. */
+	if (w->nduty && w->end_ns > w->start_ns) {
+		ps->sock_events += w->ref_all + (w->has_writes ? w->wr_all : 0);
+		ps->sock_span_ns += w->end_ns - w->start_ns;
+	}
 	for (uint32_t i = 0; i < w->n; i++)
 		if (w->e[i].id < ps->t->nsyms)
 			at_profile_add(&ps->p[w->e[i].id], &w->e[i]);
@@ -525,8 +529,10 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 	fprintf(f, ",\"duration_ns\":%" PRIu64 ",\"complete\":%s,\"probe_hit_ns\":%.0f",
 		ps->duration_ns, t->has_end ? "true" : "false", hit_ns);
 	if (yardstick_event_ns(t) >= 0)
-		fprintf(f, ",\"yardstick_event_ns\":%.0f,\"socket_events\":%" PRIu64,
-			yardstick_event_ns(t), ps->sock_events);
+		fprintf(f,
+			",\"yardstick_event_ns\":%.0f,\"socket_events\":%" PRIu64
+			",\"socket_events_ns\":%" PRIu64,
+			yardstick_event_ns(t), ps->sock_events, ps->sock_span_ns);
 	fputs(",\"functions\":[", f);
 	for (size_t i = 0; i < n; i++) {
 		const struct at_counts *c = &rows[i].p->c;
@@ -752,14 +758,14 @@ static void print_probe_cost(FILE *f, const struct at_profile_set *ps, const str
 	}
 	fputs(").", f);
 	yard_ns = yardstick_event_ns(ps->t);
-	if (yard_ns >= 0 && ps->sock_events)
+	if (yard_ns > 0 && ps->sock_events && ps->sock_span_ns)
 		fprintf(
 		    f,
 		    " The budget's socket yardsticks cost at least %.1f ms a second more (%" PRIu64
-		    " reads and writes of the target at %.0f ns, the cost measured at the start "
-		    "for an untraced process, which every process pays).",
-		    (double)ps->sock_events * yard_ns / (double)ps->duration_ns * 1e3,
-		    ps->sock_events, yard_ns);
+		    " reads and writes of the target in the %.1f s with windows, at %.0f ns: "
+		    "what each costs every process, measured at the start).",
+		    (double)ps->sock_events * yard_ns / (double)ps->sock_span_ns * 1e3,
+		    ps->sock_events, (double)ps->sock_span_ns / 1e9, yard_ns);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -917,7 +923,9 @@ static void report_usage(FILE *f)
 	      "  --top N        show only the first N rows\n"
 	      "  --hist GLOB    draw the latency histogram of matching functions (repeatable)\n"
 	      "  --json         one JSON object (keys: target, duration_ns, probe_hit_ns,\n"
-	      "                 yardstick_event_ns and socket_events (--budget),\n"
+	      "                 yardstick_event_ns, socket_events and socket_events_ns\n"
+	      "                 (--budget: the target's reads and writes in the intervals\n"
+	      "                 with windows, and their length),\n"
 	      "                 functions[], usdt[], turn_ends_unseen, dropped_events,\n"
 	      "                 diagnostics)\n"
 	      "  --salvage      report what a damaged file holds before the damage\n"

@@ -15,7 +15,8 @@ struct at_profile_set {
 	struct at_func_profile *p; /* t->nsyms */
 	size_t n;		   /* entries of p, for at_profile_set_free() */
 	uint64_t duration_ns;
-	uint64_t sock_events; /* the target's socket reads and writes the yardsticks saw */
+	/* The target's socket reads and writes in the intervals with windows, and their length. */
+	uint64_t sock_events, sock_span_ns;
 };
 
 void at_profile_set_init(struct at_profile_set *ps, const struct at_trace *t);
