@@ -435,22 +435,27 @@ static const char *binary_of(const struct at_trace *t, uint32_t id)
 	return b < t->nbins ? t->bins[b].path : "";
 }
 
+/* A cost the recorder measured and kept in the header (ns), or -1. */
+static double header_ns(const struct at_trace *t, const char *key)
+{
+	const char *v = at_trace_get(t, key);
+	double ns = v ? strtod(v, NULL) : -1;
+
+	return ns >= 0 && ns < 1e9 ? ns : -1;
+}
+
 /* The coarse probes' cost per call measured when recording (ns), or 0. */
 static double probe_hit_ns(const struct at_trace *t)
 {
-	const char *v = at_trace_get(t, "probe_hit_ns");
-	double ns = v ? strtod(v, NULL) : 0;
+	double ns = header_ns(t, "probe_hit_ns");
 
-	return ns > 0 && ns < 1e9 ? ns : 0;
+	return ns > 0 ? ns : 0;
 }
 
 /* The socket yardsticks' cost per read or write measured when recording (ns), or -1. */
 static double yardstick_event_ns(const struct at_trace *t)
 {
-	const char *v = at_trace_get(t, "yardstick_event_ns");
-	double ns = v ? strtod(v, NULL) : -1;
-
-	return ns >= 0 && ns < 1e9 ? ns : -1;
+	return header_ns(t, "yardstick_event_ns");
 }
 
 /*
@@ -514,7 +519,7 @@ static void callers_json(FILE *f, const struct at_trace *t, const struct at_duty
 
 static void print_json(FILE *f, const struct at_profile_set *ps, struct row *rows, size_t n)
 {
-	double hit_ns = probe_hit_ns(ps->t);
+	double hit_ns = probe_hit_ns(ps->t), yard_ns = yardstick_event_ns(ps->t);
 	const struct at_trace *t = ps->t;
 	const char *target = at_trace_get(t, "target");
 	static const char *diag_names[AT_DIAG_NR] = {"stack_overflow", "unmatched_returns",
@@ -528,11 +533,11 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 	}
 	fprintf(f, ",\"duration_ns\":%" PRIu64 ",\"complete\":%s,\"probe_hit_ns\":%.0f",
 		ps->duration_ns, t->has_end ? "true" : "false", hit_ns);
-	if (yardstick_event_ns(t) >= 0)
+	if (yard_ns >= 0)
 		fprintf(f,
 			",\"yardstick_event_ns\":%.0f,\"socket_events\":%" PRIu64
 			",\"socket_events_ns\":%" PRIu64,
-			yardstick_event_ns(t), ps->sock_events, ps->sock_span_ns);
+			yard_ns, ps->sock_events, ps->sock_span_ns);
 	fputs(",\"functions\":[", f);
 	for (size_t i = 0; i < n; i++) {
 		const struct at_counts *c = &rows[i].p->c;
