@@ -21,6 +21,7 @@
 #include "duty.h"
 #include "privilege.h"
 #include "util.h"
+#include "yardstick.h"
 
 #define MAX_RELEASES   8
 #define MIN_WINDOW_NS  2000000ULL /* 2 ms: shorter windows are mostly attach time */
@@ -118,12 +119,14 @@ struct at_duty {
 	uint64_t normal_for;
 	uint64_t late_epoch, late_sum; /* how late windows closed since late_epoch */
 	struct ring_buffer *wake;      /* duty_wake, when a lingering window can go */
-	struct bpf_link *inputs;       /* the yardstick's program, from the start */
-	struct bpf_link *outputs;      /* the socket writes' */
+	struct at_yard *yard;	       /* the socket yardsticks (yardstick.h) */
+	bool outputs;		       /* they count the writes too */
 	bool inputs_off;	       /* no yardstick: estimates go by time */
+	bool yard_sampled;	       /* wanted out between windows (ADAPTRACE_YARDSTICKS) */
+	bool yard_ever;		       /* ... at some time: the intervals say how they counted */
+	uint64_t yard_last[3];	       /* at_yard_totals() at the last interval */
 	/* refcalls at the last interval (reads per class, then writes and turns). */
 	struct at_reads ref_last[AT_REFCALLS];
-	struct at_reads *percpu;
 	uint64_t *wlast; /* wcalls at the last interval, per function and class */
 	uint64_t *wpercpu;
 	int ncpus;
@@ -134,17 +137,7 @@ struct at_duty {
 /* refcalls' first n slots so far (reads per class, writes, turns), all CPUs; false on error. */
 static bool read_ref(struct at_duty *d, struct at_reads *out, uint32_t n)
 {
-	for (uint32_t k = 0; k < n; k++) {
-		if (bpf_map_lookup_elem(d->o.refcalls_fd, &k, d->percpu))
-			return false;
-		out[k] = (struct at_reads){0, 0, 0};
-		for (int i = 0; i < d->ncpus; i++) {
-			out[k].all += d->percpu[i].all;
-			out[k].on += d->percpu[i].on;
-			out[k].turn += d->percpu[i].turn;
-		}
-	}
-	return true;
+	return at_yard_read(d->yard, out, n);
 }
 
 /*
@@ -221,21 +214,21 @@ struct at_duty *at_duty_new(const struct at_duty_opts *o)
 	d->ncpus = libbpf_num_possible_cpus();
 	if (d->ncpus < 1)
 		d->ncpus = 1;
-	d->percpu = at_xcalloc((size_t)d->ncpus, sizeof(*d->percpu));
 	d->wpercpu = at_xcalloc((size_t)d->ncpus, sizeof(*d->wpercpu));
 	d->wlast = at_xcalloc(((size_t)o->n + 1) * AT_WCALL_SLOTS, sizeof(*d->wlast));
 	d->bkeys = at_xcalloc(AT_WCALL_SLOTS, sizeof(*d->bkeys));
 	d->bvals = at_xcalloc((size_t)AT_WCALL_SLOTS * d->ncpus, sizeof(*d->bvals));
-	/*
-	 * The yardsticks count from the start: which functions run a whole
-	 * number of times per turn is known from their exact counts.
-	 */
-	if (o->inputs)
-		d->inputs = bpf_program__attach(o->inputs);
-	if (d->inputs && o->outputs)
-		d->outputs = bpf_program__attach(o->outputs);
-	if (!d->inputs)
-		d->inputs_off = true;
+	d->yard = at_yard_new(&(struct at_yard_opts){
+	    .inputs = o->inputs,
+	    .outputs = o->outputs,
+	    .refcalls_fd = o->refcalls_fd,
+	    .pid = o->pid,
+	    .exe = o->exe,
+	});
+	d->yard_sampled =
+	    getenv("ADAPTRACE_YARDSTICKS") && !strcmp(getenv("ADAPTRACE_YARDSTICKS"), "sampled");
+	d->outputs = at_yard_has_outputs(d->yard);
+	d->inputs_off = !at_yard_has_inputs(d->yard);
 	if (o->wake_fd >= 0 && o->linger_woken)
 		d->wake = ring_buffer__new(o->wake_fd, ignore_wake, NULL, NULL);
 	return d;
@@ -767,6 +760,20 @@ static int reap(struct at_duty *d, uint64_t now)
 	return soon ? 1 : waiting ? 5 : -1;
 }
 
+/*
+ * Out between windows, the yardsticks go in this long before one opens: a
+ * thread's state (its last read, whether it wrote since) must be fresh
+ * when the window counts its turns.
+ */
+#define YARD_MARGIN_NS 10000000ULL
+
+static bool yard_ready(const struct at_duty *d, uint64_t now)
+{
+	uint64_t since = at_yard_in_since(d->yard);
+
+	return !at_yard_sampled(d->yard) || (since && now >= since + YARD_MARGIN_NS / 2);
+}
+
 /* Each window's slot: the period, or half of it with turn windows between the others. */
 static uint64_t slot_ns(const struct at_duty *d)
 {
@@ -862,6 +869,15 @@ static bool finish_window(struct at_duty *d, uint64_t now)
 	return !d->lingering || release_window(d, now);
 }
 
+/* The yardsticks go out between windows when wanted and windows there are. */
+static void set_yard(struct at_duty *d, uint64_t now)
+{
+	bool sampled = d->yard_sampled && d->ndemoted && !d->inputs_off;
+
+	at_yard_set_sampled(d->yard, sampled, now);
+	d->yard_ever |= at_yard_sampled(d->yard);
+}
+
 int at_duty_demote(struct at_duty *d, const bool *demote, const bool *turnwise, const double *cost,
 		   double frac, double period_s, struct at_links *entry, struct at_links *ret,
 		   struct at_links *detail, uint64_t now, char *err, size_t errlen)
@@ -930,6 +946,7 @@ int at_duty_demote(struct at_duty *d, const bool *demote, const bool *turnwise, 
 	d->slot = now;
 	plan_open(d);
 	free(was);
+	set_yard(d, now);
 	return 0;
 }
 
@@ -980,7 +997,14 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 	if (d->lingering &&
 	    (d->inputs_off || *d->o.read_after_window || now - d->closed_at >= linger_cap(d)))
 		release_window(d, now);
-	if (!d->open && !d->lingering && now >= d->next_open && !window_releasing(d)) {
+	if (at_yard_sampled(d->yard)) {
+		bool soon = !d->open && !d->lingering && !window_releasing(d) &&
+			    now + YARD_MARGIN_NS >= d->next_open;
+
+		at_yard_need(d->yard, d->open || d->lingering || soon, now);
+	}
+	if (!d->open && !d->lingering && now >= d->next_open && !window_releasing(d) &&
+	    yard_ready(d, now)) {
 		bool turn = d->turn_next && d->nturnwise;
 		uint64_t armed_from, cpu0 = at_thread_cpu_ns();
 
@@ -990,6 +1014,7 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 		plan_open(d);
 		d->turn_next = !turn;
 		armed_from = at_now_ns();
+		at_yard_window_arms(d->yard, armed_from);
 		set_phase(d, AT_WPHASE_ARMING);
 		if (attach_set(d, true, turn, d->gen, &d->window, &d->window_probes, err,
 			       sizeof(err)) == 0) {
@@ -1035,10 +1060,16 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 		uint64_t next = d->open ? d->opened + d->win_ns : d->next_open, t = at_now_ns();
 		int ms = next > t ? (int)((next - t + CLOSE_SLACK_NS) / 1000000) : 0;
 
+		int yard = at_yard_poll(d->yard, now);
+
 		if (d->lingering || (d->open && !ms))
 			ms = 1;
 		else if (!d->open && !ms && window_releasing(d))
 			ms = wait; /* reap() polls the release */
+		else if (!d->open && !ms && !yard_ready(d, t))
+			ms = 1;
+		if (yard >= 0 && (ms < 0 || yard < ms))
+			ms = yard;
 		return wait >= 0 && wait < ms ? wait : ms;
 	}
 }
@@ -1179,6 +1210,21 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 			}
 		}
 		win->has_cls = true;
+		{
+			uint64_t t[3], all = win->ref_all + win->wr_all;
+
+			at_yard_totals(d->yard, b, &t[0], &t[1], &t[2]);
+			win->has_yard = d->yard_ever;
+			win->yard_imputed = t[1] > d->yard_last[1] ? t[1] - d->yard_last[1] : 0;
+			win->yard_imputed = win->yard_imputed < all ? win->yard_imputed : all;
+			win->yard_counted = t[0] > d->yard_last[0] ? t[0] - d->yard_last[0] : 0;
+			if (win->yard_counted > all - win->yard_imputed)
+				win->yard_counted = all - win->yard_imputed;
+			win->yard_in_ns = t[2] > d->yard_last[2] ? t[2] - d->yard_last[2] : 0;
+			if (win->yard_in_ns > b - a)
+				win->yard_in_ns = b - a;
+			memcpy(d->yard_last, t, sizeof(t));
+		}
 		if (at_env_flag("ADAPTRACE_DEBUG"))
 			at_err("duty: interval: %" PRIu64 " socket reads, %" PRIu64 " in windows",
 			       win->ref_all, win->ref_on);
@@ -1327,11 +1373,9 @@ void at_duty_free(struct at_duty *d)
 	free(d->at_calls);
 	free(d->order);
 	free(d->since);
-	bpf_link__destroy(d->inputs);
-	bpf_link__destroy(d->outputs);
+	at_yard_free(d->yard);
 	ring_buffer__free(d->wake);
 	free(d->spans);
-	free(d->percpu);
 	free(d->wpercpu);
 	free(d->wlast);
 	free(d->bkeys);

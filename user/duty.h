@@ -66,12 +66,18 @@ struct at_duty_opts {
 	const char *const *paths;
 	const struct at_duty_site *sites; /* one per function id */
 	uint32_t n;
+	/*
+	 * ADAPTRACE_YARDSTICKS=sampled (experimental): the yardsticks go in
+	 * only around the windows and for samples, the reads and writes in
+	 * between imputed from the target's system calls (yardstick.h).
+	 */
 	struct bpf_program *inputs;  /* duty_inputs: counts the target's socket reads */
 	struct bpf_program *outputs; /* duty_outputs: and writes (NULL: not on this kernel) */
 	int refcalls_fd;	     /* ... into these per-CPU counters, per size class */
 	int wcalls_fd;		     /* window calls per function and read class */
 	int wcallers_fd;	     /* window calls per function and innermost caller */
 	pid_t pid;		     /* 0: every process */
+	const char *exe;	     /* ... running this executable (-b) */
 	double period_s; /* one window per period, at most (the plan may make it longer) */
 	double step_s;	 /* the controller's step, which at_duty_demote()'s cost[] covers */
 	/* Window entries counted, and paid for outside windows by phase (ADAPTRACE_DEBUG). */

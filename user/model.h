@@ -201,6 +201,14 @@ struct at_window {
 	uint64_t rp_turns, rp_writes;
 	uint32_t nrp_callers;
 	struct at_caller_calls *rp_callers;
+	/*
+	 * How the socket programs counted (has_yard false: in all along):
+	 * the ns they were in, the reads and writes they counted, and those
+	 * imputed from the target's system calls while they were out, which
+	 * the figures above include.
+	 */
+	bool has_yard;
+	uint64_t yard_in_ns, yard_counted, yard_imputed;
 };
 
 struct at_end {

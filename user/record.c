@@ -871,6 +871,7 @@ static void setup_duty(struct recorder *r)
 	o.sites = r->sites;
 	o.n = id;
 	o.pid = pid;
+	o.exe = pid ? NULL : r->tgt.bins[0].attach_path;
 	/*
 	 * Up to five windows per interval: every interval gets a ratio of its
 	 * own, and a workload whose phases alternate faster than that is still

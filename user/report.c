@@ -143,8 +143,16 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 
 	/* The yardsticks' counts are kept from the first move on, with the windows' intervals. */
 	if (w->nduty && w->end_ns > w->start_ns) {
-		ps->sock_events += w->ref_all + (w->has_writes ? w->wr_all : 0);
 		ps->sock_span_ns += w->end_ns - w->start_ns;
+		if (w->has_yard) {
+			ps->sock_sampled = true;
+			ps->sock_events += w->yard_counted;
+			ps->sock_imputed += w->yard_imputed;
+			ps->sock_in_ns += w->yard_in_ns;
+		} else {
+			ps->sock_events += w->ref_all + (w->has_writes ? w->wr_all : 0);
+			ps->sock_in_ns += w->end_ns - w->start_ns;
+		}
 	}
 	for (uint32_t i = 0; i < w->n; i++)
 		if (w->e[i].id < ps->t->nsyms)
@@ -538,6 +546,11 @@ static void print_json(FILE *f, const struct at_profile_set *ps, struct row *row
 			",\"yardstick_event_ns\":%.0f,\"socket_events\":%" PRIu64
 			",\"socket_events_ns\":%" PRIu64,
 			yard_ns, ps->sock_events, ps->sock_span_ns);
+	if (yard_ns >= 0 && ps->sock_sampled)
+		fprintf(f,
+			",\"socket_yardsticks_in_ns\":%" PRIu64
+			",\"socket_events_imputed\":%" PRIu64,
+			ps->sock_in_ns, ps->sock_imputed);
 	fputs(",\"functions\":[", f);
 	for (size_t i = 0; i < n; i++) {
 		const struct at_counts *c = &rows[i].p->c;
@@ -763,7 +776,7 @@ static void print_probe_cost(FILE *f, const struct at_profile_set *ps, const str
 	}
 	fputs(").", f);
 	yard_ns = yardstick_event_ns(ps->t);
-	if (yard_ns > 0 && ps->sock_events && ps->sock_span_ns)
+	if (yard_ns > 0 && ps->sock_events && ps->sock_span_ns && !ps->sock_sampled)
 		fprintf(
 		    f,
 		    " The budget's socket yardsticks cost at least %.1f ms a second more (%" PRIu64
@@ -771,6 +784,16 @@ static void print_probe_cost(FILE *f, const struct at_profile_set *ps, const str
 		    "what each costs every process, measured at the start).",
 		    (double)ps->sock_events * yard_ns / (double)ps->sock_span_ns * 1e3,
 		    ps->sock_events, (double)ps->sock_span_ns / 1e9, yard_ns);
+	else if (yard_ns > 0 && ps->sock_span_ns && ps->sock_sampled)
+		fprintf(f,
+			" The budget's socket yardsticks cost at least %.1f ms a second more: they "
+			"were in for %.0f %% of the %.1f s with windows and counted %" PRIu64
+			" reads and writes of the target, at %.0f ns (what each costs every "
+			"process, measured at the start); %" PRIu64
+			" more were imputed from its system calls while they were out.",
+			(double)ps->sock_events * yard_ns / (double)ps->sock_span_ns * 1e3,
+			100.0 * (double)ps->sock_in_ns / (double)ps->sock_span_ns,
+			(double)ps->sock_span_ns / 1e9, ps->sock_events, yard_ns, ps->sock_imputed);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -930,7 +953,8 @@ static void report_usage(FILE *f)
 	      "  --json         one JSON object (keys: target, duration_ns, probe_hit_ns,\n"
 	      "                 yardstick_event_ns, socket_events and socket_events_ns\n"
 	      "                 (--budget: the target's reads and writes in the intervals\n"
-	      "                 with windows, and their length),\n"
+	      "                 with windows, and their length), socket_yardsticks_in_ns\n"
+	      "                 and socket_events_imputed (ADAPTRACE_YARDSTICKS=sampled),\n"
 	      "                 functions[], usdt[], turn_ends_unseen, dropped_events,\n"
 	      "                 diagnostics)\n"
 	      "  --salvage      report what a damaged file holds before the damage\n"

@@ -15,8 +15,15 @@ struct at_profile_set {
 	struct at_func_profile *p; /* t->nsyms */
 	size_t n;		   /* entries of p, for at_profile_set_free() */
 	uint64_t duration_ns;
-	/* The target's socket reads and writes in the intervals with windows, and their length. */
+	/*
+	 * The target's socket reads and writes the yardsticks counted in the
+	 * intervals with windows, and their length; where the yardsticks were
+	 * out between windows (sock_sampled), the ns they were in, and the
+	 * reads and writes imputed meanwhile.
+	 */
 	uint64_t sock_events, sock_span_ns;
+	bool sock_sampled;
+	uint64_t sock_in_ns, sock_imputed;
 };
 
 void at_profile_set_init(struct at_profile_set *ps, const struct at_trace *t);

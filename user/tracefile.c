@@ -63,6 +63,11 @@
  *   RPATH   uv start_ns, uv end_ns, uv turns, uv writes, uv n {as CALLERS}
  *           (the windows' read path: turns' ends, writes and calls after a
  *           read in an open window, links all in; follows that TURNS)
+ *   YARD    uv start_ns, uv end_ns, uv in_ns, uv counted, uv imputed (how
+ *           the socket programs counted: ns they were in, reads and writes
+ *           they counted, and those imputed from the target's system calls
+ *           while they were out, which READS's and the others' figures
+ *           include; follows that READS, or WRITES when there is one)
  *
  * Order: HEADER first, then SYMBOLS and WINDOW chunks, END last; unknown
  * chunk types are skipped wherever they appear.
@@ -160,6 +165,8 @@ static const char *chunk_name(uint32_t type, char *buf, size_t len)
 		return "turn-window-calls";
 	case AT_CHUNK_RPATH:
 		return "read-path";
+	case AT_CHUNK_YARD:
+		return "yardsticks";
 	}
 	snprintf(buf, len, "type-%u", type);
 	return buf;
@@ -601,6 +608,27 @@ static int write_rpath(struct at_writer *w, const struct at_window *win)
 	return write_chunk(w, AT_CHUNK_RPATH, b->p, b->len);
 }
 
+/* The yardsticks' counted and imputed reads and writes are some of the interval's. */
+static bool yard_fits(const struct at_window *w, uint64_t in_ns, uint64_t counted, uint64_t imputed)
+{
+	uint64_t all = w->ref_all + (w->has_writes ? w->wr_all : 0);
+
+	return in_ns <= w->end_ns - w->start_ns && counted <= all && imputed <= all - counted;
+}
+
+static int write_yard(struct at_writer *w, const struct at_window *win)
+{
+	struct buf *b = interval_chunk(w, win);
+
+	if (!yard_fits(win, win->yard_in_ns, win->yard_counted, win->yard_imputed))
+		return werr(w, "%s: more yardstick reads and writes than reads and writes",
+			    w->path);
+	put_uv(b, win->yard_in_ns);
+	put_uv(b, win->yard_counted);
+	put_uv(b, win->yard_imputed);
+	return write_chunk(w, AT_CHUNK_YARD, b->p, b->len);
+}
+
 /* on and a turn window's tw of all: both kinds of window see a disjoint part. */
 static bool tw_fits(uint64_t all, uint64_t on, uint64_t tw)
 {
@@ -735,6 +763,8 @@ static int write_duty(struct at_writer *w, const struct at_window *win)
 		    write_chunk(w, AT_CHUNK_WRITES, b->p, b->len) < 0)
 			return -1;
 	}
+	if (win->has_yard && write_yard(w, win) < 0)
+		return -1;
 	if (win->has_callers && write_callers(w, win) < 0)
 		return -1;
 	if (!win->has_turns)
@@ -1189,6 +1219,8 @@ static void free_window(struct at_window *w)
 	w->nrp_callers = 0;
 	w->has_rpath = false;
 	w->rp_turns = w->rp_writes = 0;
+	w->has_yard = false;
+	w->yard_in_ns = w->yard_counted = w->yard_imputed = 0;
 	w->has_turns = false;
 	w->turn_all = w->turn_on = w->wake_all = w->wake_on = 0;
 	free(w->turnwin);
@@ -1488,6 +1520,30 @@ static bool dec_rpath(struct parse *ps, struct cur *c)
 	w->rp_turns = turns;
 	w->rp_writes = writes;
 	w->has_rpath = true;
+	return true;
+}
+
+/* How the yardsticks counted the interval that READS just described. */
+static bool dec_yard(struct parse *ps, struct cur *c)
+{
+	struct at_window *w;
+	uint64_t in_ns, counted, imputed;
+
+	if (!interval_window(ps, c, &w))
+		return false;
+	if (!w || !w->has_cls)
+		return cfail(c, "no reads record for this interval");
+	if (w->has_yard)
+		return cfail(c, "second yardsticks record for one window");
+	if (!get_uv(c, &in_ns, "yardstick time") || !get_uv(c, &counted, "counted calls") ||
+	    !get_uv(c, &imputed, "imputed calls"))
+		return false;
+	if (!yard_fits(w, in_ns, counted, imputed))
+		return cfail(c, "more yardstick reads and writes than reads and writes");
+	w->yard_in_ns = in_ns;
+	w->yard_counted = counted;
+	w->yard_imputed = imputed;
+	w->has_yard = true;
 	return true;
 }
 
@@ -1858,7 +1914,7 @@ static bool known_chunk(uint32_t type)
 {
 	return (type >= AT_CHUNK_HEADER && type <= AT_CHUNK_USDT) ||
 	       (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS) ||
-	       (type >= AT_CHUNK_DUTY && type <= AT_CHUNK_RPATH);
+	       (type >= AT_CHUNK_DUTY && type <= AT_CHUNK_YARD);
 }
 
 /* Inflate exactly raw bytes out of comp bytes, no more, no less. */
@@ -2096,6 +2152,9 @@ int at_trace_parse(const void *data, size_t len, struct at_trace *t, bool salvag
 			break;
 		case AT_CHUNK_RPATH:
 			ok = dec_rpath(&ps, &c);
+			break;
+		case AT_CHUNK_YARD:
+			ok = dec_yard(&ps, &c);
 			break;
 		default:
 			ok = dec_end(&ps, &c);

@@ -148,8 +148,10 @@ callers() { jq -r --arg n "$1" '.functions[] | select(.name == $n) |
 	[.window_callers[]? | select(.calls >= 0.05 * $all) | .name // "none"] | join(",")' "$2"; }
 # set_key and get_key are single-stepped leaves: this run keeps their entry
 # probes in the windows (the stale run below counts them at their calls).
-ADAPTRACE_NO_CALLSITES=1 at_run "$WORK/q" record -o "$WORK/q.data" -f set_key -f get_key \
-	-f handle_set -f handle_get --select none --budget 5 -- "$REQMIX" 10
+# The yardsticks stay in all along here (ADAPTRACE_YARDSTICKS=always);
+# the run below samples them.
+ADAPTRACE_YARDSTICKS=always ADAPTRACE_NO_CALLSITES=1 at_run "$WORK/q" record -o "$WORK/q.data" \
+	-f set_key -f get_key -f handle_set -f handle_get --select none --budget 5 -- "$REQMIX" 10
 expect_eq "reqmix: record --budget 5 exits 0" "$RC" 0
 if report_json "$WORK/q.data" "$WORK/q.json"; then
 	sets=$(kv "$WORK/q.out" sets) gets=$(kv "$WORK/q.out" gets)
@@ -185,6 +187,53 @@ if report_json "$WORK/q.data" "$WORK/q.json"; then
 		"$("$ADAPTRACE" export "$WORK/q.data" --format csv 2>/dev/null | awk -F, 'NR > 1 && $4 == "set_key" && $18 < $2 - $1 { n++ } END { print (n > 0) }')" 1
 fi
 expect_eq "reqmix: no coarse or detail link left" "$(our_links)" 0
+
+# The same with the yardsticks out between windows and samples
+# (ADAPTRACE_YARDSTICKS=sampled): the reads and writes in between are
+# imputed from reqmix's read and write system calls (read() and write()
+# with "rw": /proc/PID/io does not count recv() and send()), at the latest
+# sample's counts per call. Its runs of SETs and GETs change the calls'
+# mean size every few ms, so samples come often, and they stay in longer
+# while the mix keeps moving.
+ADAPTRACE_YARDSTICKS=sampled ADAPTRACE_DEBUG=1 at_run "$WORK/qy" record -o "$WORK/qy.data" \
+	-f set_key -f get_key -f handle_set -f handle_get --select none --budget 5 -- "$REQMIX" 10 rw
+expect_eq "reqmix sampled: record --budget 5 exits 0" "$RC" 0
+expect_match "reqmix sampled: the yardsticks took samples" "$(cat "$WORK/qy.err")" \
+	'yardsticks: [1-9][0-9]* samples'
+if report_json "$WORK/qy.data" "$WORK/qy.json"; then
+	sets=$(kv "$WORK/qy.out" sets) gets=$(kv "$WORK/qy.out" gets)
+	expect_near "reqmix sampled: set_key's estimate, 4 per SET" \
+		"$(fn "$WORK/qy.json" set_key calls)" $((4 * sets)) 10
+	expect_near "reqmix sampled: handle_set's estimate" \
+		"$(fn "$WORK/qy.json" handle_set calls)" "$sets" 10
+	expect_near "reqmix sampled: get_key's estimate" "$(fn "$WORK/qy.json" get_key calls)" \
+		"$gets" 10
+	expect_eq "reqmix sampled: counted and imputed reads and writes, in part of the time" \
+		"$(jq --argjson n $((sets + gets)) '.socket_events > 0 and .socket_events_imputed > 0 and
+			.socket_events + .socket_events_imputed <= 2.2 * $n + 2 and
+			.socket_yardsticks_in_ns > 0 and .socket_yardsticks_in_ns < .socket_events_ns' \
+			"$WORK/qy.json")" true
+	if [ "$(jq '.yardstick_event_ns // 0' "$WORK/qy.json")" -gt 0 ]; then
+		expect_match "reqmix sampled: the footer says what was imputed" \
+			"$("$ADAPTRACE" report "$WORK/qy.data" 2>&1)" \
+			"socket yardsticks cost at least [0-9.]+ ms a second more: they were in for [0-9]+ % of the [0-9.]+ s with windows and counted [0-9]+ reads and writes of the target, at [0-9]+ ns .*; [0-9]+ more were imputed from its system calls while they were out"
+	fi
+fi
+expect_eq "reqmix sampled: no coarse or detail link left" "$(our_links)" 0
+
+# With recv() and send(), which /proc/PID/io does not count, the first
+# sample sees more socket reads than read calls: the yardsticks stay in.
+ADAPTRACE_YARDSTICKS=sampled ADAPTRACE_DEBUG=1 at_run "$WORK/qb" record -o "$WORK/qb.data" \
+	-f set_key -f get_key -f handle_set -f handle_get --select none --budget 5 -- "$REQMIX" 8
+expect_eq "reqmix recv: record --budget 5 exits 0" "$RC" 0
+expect_match "reqmix recv: the yardsticks stay in" "$(cat "$WORK/qb.err")" \
+	'yardsticks: the target.s read and write system calls miss its socket reads and writes'
+if report_json "$WORK/qb.data" "$WORK/qb.json"; then
+	expect_near "reqmix recv: handle_set's estimate" "$(fn "$WORK/qb.json" handle_set calls)" \
+		"$(kv "$WORK/qb.out" sets)" 10
+	expect_eq "reqmix recv: nothing imputed" "$(jq '.socket_events_imputed // 0' "$WORK/qb.json")" 0
+fi
+expect_eq "reqmix recv: no coarse or detail link left" "$(our_links)" 0
 
 # A move takes a running function's link away, and its return with it.
 # reqmix's serve_first() serves requests across the move (4-5 s), returns

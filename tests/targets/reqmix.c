@@ -15,9 +15,13 @@
  * at the end, at the same stack pointer, 50 ms apart, return at once: a
  * call entered while a window's release has the probes quiesced is counted
  * but not timed, and one such call failed the check of its return.
- * Usage: reqmix [SECONDS [stale]]
+ * With "rw", both ends use read() and write() instead of recv() and
+ * send(): /proc/PID/io counts only the first, and the budget's sampled
+ * yardsticks stand on it.
+ * Usage: reqmix [SECONDS [stale|rw]]
  */
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -27,6 +31,7 @@
 
 static int fds[2];
 static double secs = 6;
+static int rw;
 static unsigned long n_set, n_get, n_keys;
 
 TRACED void set_key(void)
@@ -58,7 +63,7 @@ TRACED void handle_get(void)
 static int serve_one(void)
 {
 	char buf[64];
-	ssize_t n = recv(fds[0], buf, sizeof(buf), 0);
+	ssize_t n = rw ? read(fds[0], buf, sizeof(buf)) : recv(fds[0], buf, sizeof(buf), 0);
 
 	if (n <= 0)
 		return 0;
@@ -92,7 +97,8 @@ static void *client(void *arg)
 	(void)arg;
 	for (int run = 0; now_ns() < end; run++)
 		for (int i = 0; i < RUN; i++)
-			if (send(fds[1], msg, run % 2 ? GET_LEN : SET_LEN, 0) < 0)
+			if ((rw ? write(fds[1], msg, run % 2 ? GET_LEN : SET_LEN)
+				: send(fds[1], msg, run % 2 ? GET_LEN : SET_LEN, 0)) < 0)
 				return NULL;
 	shutdown(fds[1], SHUT_WR);
 	return NULL;
@@ -105,6 +111,7 @@ int main(int argc, char **argv)
 
 	if (argc > 1)
 		secs = atof(argv[1]);
+	rw = argc > 2 && !strcmp(argv[2], "rw");
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, fds) < 0)
 		return 1;
 	pthread_create(&th, NULL, client, NULL);

@@ -174,7 +174,9 @@ static bool same_window(const struct at_window *a, const struct at_window *b)
 	    a->has_rpath != b->has_rpath || a->rp_turns != b->rp_turns ||
 	    a->rp_writes != b->rp_writes || a->nrp_callers != b->nrp_callers ||
 	    (a->nrp_callers &&
-	     memcmp(a->rp_callers, b->rp_callers, a->nrp_callers * sizeof(*a->rp_callers))))
+	     memcmp(a->rp_callers, b->rp_callers, a->nrp_callers * sizeof(*a->rp_callers))) ||
+	    a->has_yard != b->has_yard || a->yard_in_ns != b->yard_in_ns ||
+	    a->yard_counted != b->yard_counted || a->yard_imputed != b->yard_imputed)
 		return false;
 	for (uint32_t i = 0; i < a->nduty; i++)
 		if (a->duty[i].id != b->duty[i].id || a->duty[i].on_ns != b->duty[i].on_ns)
@@ -2662,6 +2664,24 @@ static void test_duty(void)
 		check(write_window_file("duty3", &good),
 		      "duty: a window with writes by read class is written");
 		check(reads_back_as("duty3", &good), "duty: writes by read class round trip");
+
+		/* The yardsticks in for 400 ms: 300 reads and writes counted, 1500 imputed. */
+		good.has_yard = true;
+		good.yard_in_ns = 400000000;
+		good.yard_counted = 300;
+		good.yard_imputed = 1500;
+		check(write_window_file("duty23", &good),
+		      "duty: a window with its yardsticks' counts is written");
+		check(reads_back_as("duty23", &good), "duty: yardsticks round trip");
+		good.yard_imputed = 1551; /* of 900 reads and 950 writes */
+		check(window_refused("duty24", &good, "more yardstick reads and writes"),
+		      "duty: more counted and imputed than reads and writes refused");
+		good.yard_imputed = 1500;
+		good.yard_in_ns = 1000000001;
+		check(window_refused("duty25", &good, "more yardstick reads and writes"),
+		      "duty: yardsticks in longer than the interval refused");
+		good.has_yard = false;
+		good.yard_in_ns = good.yard_counted = good.yard_imputed = 0;
 
 		/* Window calls per innermost caller: none sorts first. */
 		struct at_caller_calls callers[] = {
