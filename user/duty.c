@@ -875,7 +875,11 @@ static void set_yard(struct at_duty *d, uint64_t now)
 	bool sampled = d->yard_sampled && d->ndemoted && !d->inputs_off;
 
 	at_yard_set_sampled(d->yard, sampled, now);
-	d->yard_ever |= at_yard_sampled(d->yard);
+	if (!d->yard_ever && at_yard_sampled(d->yard)) {
+		/* The intervals' counts run from here. */
+		at_yard_totals(d->yard, now, &d->yard_last[0], &d->yard_last[1], &d->yard_last[2]);
+		d->yard_ever = true;
+	}
 }
 
 int at_duty_demote(struct at_duty *d, const bool *demote, const bool *turnwise, const double *cost,
@@ -1210,11 +1214,11 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 			}
 		}
 		win->has_cls = true;
-		{
+		if (d->yard_ever) {
 			uint64_t t[3], all = win->ref_all + win->wr_all;
 
 			at_yard_totals(d->yard, b, &t[0], &t[1], &t[2]);
-			win->has_yard = d->yard_ever;
+			win->has_yard = true;
 			win->yard_imputed = t[1] > d->yard_last[1] ? t[1] - d->yard_last[1] : 0;
 			win->yard_imputed = win->yard_imputed < all ? win->yard_imputed : all;
 			win->yard_counted = t[0] > d->yard_last[0] ? t[0] - d->yard_last[0] : 0;

@@ -194,7 +194,7 @@ struct at_yard {
 	dev_t dev;
 	ino_t ino;
 	bool have_exe;
-	bool warned; /* that they would not go back in */
+	bool broken; /* they would not go back in: no counts from here */
 	bool blind;  /* the system calls miss the socket calls: never sampled */
 	uint64_t scanned_at, polled_at;
 	uint64_t in_since, in_ns; /* in since (0: out), and ns in before that */
@@ -349,11 +349,15 @@ static void go_in(struct at_yard *y, uint64_t now)
 	bool ok = read_counts(y, before);
 
 	impute(y, &d, NULL);
-	if (!attach(y) && !y->warned) {
-		y->warned = true;
-		at_warn("coarse budget: cannot put the socket yardsticks back in (%s): the windows "
-			"miss some of the target's reads and writes",
+	if (!attach(y)) {
+		/* Out for good: the intervals go by time from here (at_yard_read() fails). */
+		at_warn("coarse budget: cannot put the socket yardsticks back in (%s): the "
+			"estimates go by time from here",
 			strerror(errno));
+		detach(y);
+		y->broken = true;
+		y->sampled = y->sampling = y->has_pending = false;
+		return;
 	}
 	/* The calls while they went in: counted from when each was in. */
 	d = io_delta(y);
@@ -516,7 +520,7 @@ bool at_yard_sampled(const struct at_yard *y)
 
 void at_yard_set_sampled(struct at_yard *y, bool sampled, uint64_t now)
 {
-	if (!y || !y->has_in || sampled == y->sampled || (sampled && y->blind))
+	if (!y || !y->has_in || sampled == y->sampled || (sampled && (y->blind || y->broken)))
 		return;
 	if (sampled) {
 		if (y->o.pid && !y->nprocs)
@@ -569,8 +573,8 @@ void at_yard_window_arms(struct at_yard *y, uint64_t now)
 	 * sample begun before that ends here.
 	 */
 	if (y->margin && y->have_rates) {
+		/* Calls held for a shift wait on for the next sample. */
 		(void)io_delta(y);
-		flush_pending(y);
 		y->sampling = false;
 		return;
 	}
@@ -644,7 +648,7 @@ int at_yard_poll(struct at_yard *y, uint64_t now)
 
 bool at_yard_read(struct at_yard *y, struct at_reads *out, uint32_t n)
 {
-	if (!y || !y->has_in)
+	if (!y || !y->has_in || y->broken)
 		return false;
 	for (uint32_t k = 0; k < n; k++) {
 		if (bpf_map_lookup_elem(y->o.refcalls_fd, &k, y->percpu))
