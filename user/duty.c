@@ -124,7 +124,7 @@ struct at_duty {
 	bool inputs_off;	       /* no yardstick: estimates go by time */
 	bool yard_sampled;	       /* wanted out between windows (ADAPTRACE_YARDSTICKS) */
 	bool yard_ever;		       /* ... at some time: the intervals say how they counted */
-	uint64_t yard_last[3];	       /* at_yard_totals() at the last interval */
+	uint64_t yard_last[2];	       /* at_yard_totals() at the last interval */
 	/* refcalls at the last interval (reads per class, then writes and turns). */
 	struct at_reads ref_last[AT_REFCALLS];
 	uint64_t *wlast; /* wcalls at the last interval, per function and class */
@@ -877,7 +877,7 @@ static void set_yard(struct at_duty *d, uint64_t now)
 	at_yard_set_sampled(d->yard, sampled, now);
 	if (!d->yard_ever && at_yard_sampled(d->yard)) {
 		/* The intervals' counts run from here. */
-		at_yard_totals(d->yard, now, &d->yard_last[0], &d->yard_last[1], &d->yard_last[2]);
+		at_yard_totals(d->yard, now, &d->yard_last[0], &d->yard_last[1]);
 		d->yard_ever = true;
 	}
 }
@@ -1215,16 +1215,15 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 		}
 		win->has_cls = true;
 		if (d->yard_ever) {
-			uint64_t t[3], all = win->ref_all + win->wr_all;
+			/* Of the interval's reads and writes, the rest were counted. */
+			uint64_t t[2], all = win->ref_all + win->wr_all;
 
-			at_yard_totals(d->yard, b, &t[0], &t[1], &t[2]);
+			at_yard_totals(d->yard, b, &t[0], &t[1]);
 			win->has_yard = true;
-			win->yard_imputed = t[1] > d->yard_last[1] ? t[1] - d->yard_last[1] : 0;
+			win->yard_imputed = t[0] > d->yard_last[0] ? t[0] - d->yard_last[0] : 0;
 			win->yard_imputed = win->yard_imputed < all ? win->yard_imputed : all;
-			win->yard_counted = t[0] > d->yard_last[0] ? t[0] - d->yard_last[0] : 0;
-			if (win->yard_counted > all - win->yard_imputed)
-				win->yard_counted = all - win->yard_imputed;
-			win->yard_in_ns = t[2] > d->yard_last[2] ? t[2] - d->yard_last[2] : 0;
+			win->yard_counted = all - win->yard_imputed;
+			win->yard_in_ns = t[1] > d->yard_last[1] ? t[1] - d->yard_last[1] : 0;
 			if (win->yard_in_ns > b - a)
 				win->yard_in_ns = b - a;
 			memcpy(d->yard_last, t, sizeof(t));

@@ -283,15 +283,29 @@ static struct at_io io_delta(struct at_yard *y)
 	return d;
 }
 
+/* refcalls' slot k, all CPUs, as the programs counted it. */
+static bool read_slot(struct at_yard *y, uint32_t k, struct at_reads *out)
+{
+	if (bpf_map_lookup_elem(y->o.refcalls_fd, &k, y->percpu))
+		return false;
+	*out = (struct at_reads){0, 0, 0};
+	for (int i = 0; i < y->ncpus; i++) {
+		out->all += y->percpu[i].all;
+		out->on += y->percpu[i].on;
+		out->turn += y->percpu[i].turn;
+	}
+	return true;
+}
+
 /* refcalls' all per slot, all CPUs. */
 static bool read_counts(struct at_yard *y, uint64_t *out)
 {
+	struct at_reads r;
+
 	for (uint32_t k = 0; k < AT_REFCALLS; k++) {
-		if (bpf_map_lookup_elem(y->o.refcalls_fd, &k, y->percpu))
+		if (!read_slot(y, k, &r))
 			return false;
-		out[k] = 0;
-		for (int i = 0; i < y->ncpus; i++)
-			out[k] += y->percpu[i].all;
+		out[k] = r.all;
 	}
 	return true;
 }
@@ -325,6 +339,25 @@ static void flush_pending(struct at_yard *y)
 	memset(y->pending_counted, 0, sizeof(y->pending_counted));
 }
 
+/*
+ * The calls while the links went in or out, since the programs' counts
+ * before[] (ok: read): what the programs counted of them, and the rest
+ * imputed. after[] gets the counts now; false when not read.
+ */
+static bool impute_switch(struct at_yard *y, bool ok, const uint64_t *before, uint64_t *after)
+{
+	uint64_t counted[AT_REFCALLS];
+	struct at_io d = io_delta(y);
+
+	if (ok && read_counts(y, after)) {
+		counts_since(after, before, counted);
+		impute(y, &d, counted);
+		return true;
+	}
+	impute(y, &d, NULL);
+	return false;
+}
+
 static bool attach(struct at_yard *y)
 {
 	if (y->has_in && !y->in)
@@ -344,7 +377,7 @@ static void detach(struct at_yard *y)
 /* In, for a sample (pending: its rates take the calls waiting). */
 static void go_in(struct at_yard *y, uint64_t now)
 {
-	uint64_t before[AT_REFCALLS], after[AT_REFCALLS], counted[AT_REFCALLS];
+	uint64_t before[AT_REFCALLS], after[AT_REFCALLS];
 	struct at_io d = io_delta(y);
 	bool ok = read_counts(y, before);
 
@@ -360,14 +393,8 @@ static void go_in(struct at_yard *y, uint64_t now)
 		return;
 	}
 	/* The calls while they went in: counted from when each was in. */
-	d = io_delta(y);
-	if (ok && read_counts(y, after)) {
-		counts_since(after, before, counted);
-		impute(y, &d, counted);
+	if (impute_switch(y, ok, before, after))
 		memcpy(y->base, after, sizeof(after));
-	} else {
-		impute(y, &d, NULL);
-	}
 	y->in_since = now;
 	y->sampling = true;
 	y->margin = false;
@@ -441,8 +468,7 @@ static bool end_sample(struct at_yard *y, uint64_t now)
 
 static void go_out(struct at_yard *y, uint64_t now)
 {
-	uint64_t before[AT_REFCALLS], after[AT_REFCALLS], counted[AT_REFCALLS];
-	struct at_io d;
+	uint64_t before[AT_REFCALLS], after[AT_REFCALLS];
 	bool ok;
 
 	if (y->sampling) {
@@ -453,13 +479,7 @@ static void go_out(struct at_yard *y, uint64_t now)
 	}
 	ok = read_counts(y, before);
 	detach(y);
-	d = io_delta(y);
-	if (ok && read_counts(y, after)) {
-		counts_since(after, before, counted);
-		impute(y, &d, counted);
-	} else {
-		impute(y, &d, NULL);
-	}
+	impute_switch(y, ok, before, after);
 	y->in_ns += now - y->in_since;
 	y->in_since = 0;
 	y->ntoggles++;
@@ -651,36 +671,24 @@ bool at_yard_read(struct at_yard *y, struct at_reads *out, uint32_t n)
 	if (!y || !y->has_in || y->broken)
 		return false;
 	for (uint32_t k = 0; k < n; k++) {
-		if (bpf_map_lookup_elem(y->o.refcalls_fd, &k, y->percpu))
+		if (!read_slot(y, k, &out[k]))
 			return false;
-		out[k] = (struct at_reads){0, 0, 0};
-		for (int i = 0; i < y->ncpus; i++) {
-			out[k].all += y->percpu[i].all;
-			out[k].on += y->percpu[i].on;
-			out[k].turn += y->percpu[i].turn;
-		}
 		out[k].all += (uint64_t)llround(y->imputed[k]);
 	}
 	return true;
 }
 
-void at_yard_totals(struct at_yard *y, uint64_t now, uint64_t *counted, uint64_t *imputed,
-		    uint64_t *in_ns)
+void at_yard_totals(const struct at_yard *y, uint64_t now, uint64_t *imputed, uint64_t *in_ns)
 {
-	uint64_t c[AT_REFCALLS];
 	double imp = 0;
 
-	*counted = *imputed = 0;
-	*in_ns = y ? y->in_ns + (y->in_since && now > y->in_since ? now - y->in_since : 0) : 0;
-	if (!y || !y->has_in || !read_counts(y, c))
+	*imputed = *in_ns = 0;
+	if (!y)
 		return;
-	for (uint32_t k = 0; k < AT_READ_CLASSES; k++) {
-		*counted += c[k];
+	*in_ns = y->in_ns + (y->in_since && now > y->in_since ? now - y->in_since : 0);
+	for (uint32_t k = 0; k < AT_READ_CLASSES; k++)
 		imp += y->imputed[k];
-	}
-	if (y->has_out) {
-		*counted += c[AT_BY_TIME];
+	if (y->has_out)
 		imp += y->imputed[AT_BY_TIME];
-	}
 	*imputed = (uint64_t)llround(imp);
 }

@@ -98,8 +98,10 @@ int at_yard_poll(struct at_yard *y, uint64_t now);
  */
 bool at_yard_read(struct at_yard *y, struct at_reads *out, uint32_t n);
 
-/* Reads and writes so far: counted by the programs, and imputed; ns they were in. */
-void at_yard_totals(struct at_yard *y, uint64_t now, uint64_t *counted, uint64_t *imputed,
-		    uint64_t *in_ns);
+/*
+ * Reads and writes imputed so far, and the ns the programs were in (the
+ * rest of at_yard_read()'s reads and writes they counted).
+ */
+void at_yard_totals(const struct at_yard *y, uint64_t now, uint64_t *imputed, uint64_t *in_ns);
 
 #endif
