@@ -9,10 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -232,83 +228,6 @@ struct at_duty *at_duty_new(const struct at_duty_opts *o)
 	if (o->wake_fd >= 0 && o->linger_woken)
 		d->wake = ring_buffer__new(o->wake_fd, ignore_wake, NULL, NULL);
 	return d;
-}
-
-/* at_duty_yardstick_ns(): batches of one-byte round trips, about 15 ms in all here. */
-#define YARD_BATCHES 4
-#define YARD_TRIPS   150
-
-/* A connected loopback TCP pair, Nagle off so that each byte goes at once. */
-static int loopback_pair(int fd[2])
-{
-	struct sockaddr_in a = {.sin_family = AF_INET};
-	socklen_t alen = sizeof(a);
-	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
-
-	fd[0] = fd[1] = -1;
-	if (l < 0)
-		return -1;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (!bind(l, (struct sockaddr *)&a, sizeof(a)) && !listen(l, 1) &&
-	    !getsockname(l, (struct sockaddr *)&a, &alen) &&
-	    (fd[0] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0 &&
-	    !connect(fd[0], (struct sockaddr *)&a, sizeof(a)))
-		fd[1] = accept(l, NULL, NULL);
-	close(l);
-	if (fd[1] < 0) {
-		if (fd[0] >= 0)
-			close(fd[0]);
-		return -1;
-	}
-	setsockopt(fd[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(fd[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	return 0;
-}
-
-/* The fastest of a few batches of one-byte round trips (ns each): the least disturbed. */
-static double round_trip_ns(const int fd[2])
-{
-	double best = 0;
-
-	for (int b = 0; b < YARD_BATCHES; b++) {
-		uint64_t t = at_now_ns();
-		double ns;
-		char c = 0;
-
-		for (int i = 0; i < YARD_TRIPS; i++)
-			if (write(fd[0], &c, 1) != 1 || read(fd[1], &c, 1) != 1)
-				return 0;
-		ns = (double)(at_now_ns() - t) / YARD_TRIPS;
-		if (!b || ns < best)
-			best = ns;
-	}
-	return best;
-}
-
-double at_duty_yardstick_ns(struct bpf_program *inputs, struct bpf_program *outputs)
-{
-	struct bpf_link *in = NULL, *out = NULL;
-	double before, after = 0, again;
-	int fd[2];
-
-	if (!inputs || loopback_pair(fd))
-		return -1;
-	/* A warm-up, then without, with and without again: a drift of the host cancels. */
-	round_trip_ns(fd);
-	before = round_trip_ns(fd);
-	in = bpf_program__attach(inputs);
-	out = outputs ? bpf_program__attach(outputs) : NULL;
-	if (in && (out || !outputs))
-		after = round_trip_ns(fd);
-	bpf_link__destroy(in);
-	bpf_link__destroy(out);
-	again = round_trip_ns(fd);
-	close(fd[0]);
-	close(fd[1]);
-	if (!(before > 0) || !(after > 0) || !(again > 0))
-		return -1;
-	/* A round trip is one read and one write, each seen by a program when there is one. */
-	return fmax(after - (before + again) / 2, 0) / (outputs ? 2 : 1);
 }
 
 int at_duty_wake_fd(const struct at_duty *d)

@@ -90,14 +90,6 @@ struct at_duty_opts {
 
 struct at_duty;
 
-/*
- * What the socket yardsticks (inputs and outputs, attached for the
- * measurement only) cost each read and write of a process they do not
- * trace, in ns: every process pays it while a recorder runs, and the
- * target that much and their work. -1 when it cannot be measured.
- */
-double at_duty_yardstick_ns(struct bpf_program *inputs, struct bpf_program *outputs);
-
 struct at_duty *at_duty_new(const struct at_duty_opts *o);
 void at_duty_free(struct at_duty *d);
 

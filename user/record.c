@@ -45,6 +45,7 @@
 #include "usdt_rec.h"
 #include "util.h"
 #include "watch.h"
+#include "yardstick.h"
 
 struct rec_opts {
 	struct at_target_opts t;
@@ -808,7 +809,7 @@ static void yardstick_cost(struct recorder *r)
 	if (!r->dctl || !want_duty(r->o) || !r->tgt.nsel || !bpf_program__autoload(in))
 		return;
 	r->skel->bss->ref_tgid = UINT32_MAX;
-	ns = at_duty_yardstick_ns(in, bpf_program__autoload(out) ? out : NULL);
+	ns = at_yard_cost_ns(in, bpf_program__autoload(out) ? out : NULL);
 	r->skel->bss->ref_tgid = tgid;
 	if (ns >= 0) {
 		snprintf(v, sizeof(v), "%.0f", ns);

@@ -69,6 +69,14 @@ void at_yard_impute(const struct at_yard_rates *r, const struct at_io *io, const
 /* Parse /proc/PID/io's text; false when a field is missing. */
 bool at_io_parse(const char *text, struct at_io *io);
 
+/*
+ * What the programs (attached for the measurement only) cost each read and
+ * write of a process they do not trace, in ns: every process pays it while
+ * a recorder runs, and the target that much and their work. -1 when it
+ * cannot be measured.
+ */
+double at_yard_cost_ns(struct bpf_program *inputs, struct bpf_program *outputs);
+
 struct at_yard;
 
 /* Attach both programs, in for good until at_yard_set_sampled(). */
