@@ -223,8 +223,10 @@ expect_eq "reqmix sampled: no coarse or detail link left" "$(our_links)" 0
 
 # With recv() and send(), which /proc/PID/io does not count, the first
 # sample sees more socket reads than read calls: the yardsticks stay in.
+# 10 s as above: in an 8 s run the few windows after the move all saw
+# SETs once, and handle_set came out 92 % high.
 ADAPTRACE_YARDSTICKS=sampled ADAPTRACE_DEBUG=1 at_run "$WORK/qb" record -o "$WORK/qb.data" \
-	-f set_key -f get_key -f handle_set -f handle_get --select none --budget 5 -- "$REQMIX" 8
+	-f set_key -f get_key -f handle_set -f handle_get --select none --budget 5 -- "$REQMIX" 10
 expect_eq "reqmix recv: record --budget 5 exits 0" "$RC" 0
 expect_match "reqmix recv: the yardsticks stay in" "$(cat "$WORK/qb.err")" \
 	'yardsticks: the target.s read and write system calls miss its socket reads and writes'
