@@ -477,6 +477,9 @@ static bool pair_fit(const struct at_duty_est *d, const struct at_caller_total *
 	       3 * fmax(sse - c->cc_bare, 0) <= sse1 - c->cc_bare;
 }
 
+/* Calls a function's turn callers must make before the move for turn_part_before_move(). */
+#define PRE_MOVE_MIN_CALLS 20
+
 /* Whole numbers of calls a write and an end that whole_fit() tries. */
 #define WHOLE_FIT_MAX 3
 
@@ -577,13 +580,101 @@ static bool turn_caller_part(const struct at_caller_total *c, const double *turn
  * 8 times under 4 beforeSleeps there, with 4 turns' ends and 73 writes;
  * the tie in rp_callers_estimate() sent it by the writes, 60 % low.
  */
-static bool own_whole(const struct at_caller_total *c, const double *turn_end, size_t n)
+static bool own_whole(const struct at_caller_total *c, const double *turn_end, size_t n,
+		      double min_own)
 {
 	double k = c->own > 0 ? c->matched / c->own : 0;
 
-	return turn_end && c->caller < n && turn_end[c->caller] > 0 &&
-	       c->own >= AT_DUTY_MIN_STRATUM && fabs(k - round(k)) < 1e-6 && k >= 1 &&
-	       k <= WHOLE_FIT_MAX;
+	return turn_end && c->caller < n && turn_end[c->caller] > 0 && c->own >= min_own &&
+	       fabs(k - round(k)) < 1e-6 && k >= 1 && k <= WHOLE_FIT_MAX;
+}
+
+/*
+ * Whether turn caller c's calls of the function on the read path came 1-3
+ * times each of its turns' ends, exactly, in every interval that saw an
+ * end: once-a-turn work, however few ends the read path saw. Under a
+ * slowed loop a turn outlasts a window and its lingering, so a
+ * recording's read path may see one end: redis's listRewind (once a
+ * request, and once a turn under each of handleClientsWithPendingWrites
+ * and freeClientsInAsyncFreeQueue) then had a call under each, 2 in all,
+ * too few for a share, and came out 53-59 % low by the reads in 5 of 244
+ * stored recordings; zmalloc_used_memory and evictClients (once a turn
+ * under beforeSleep) 36-45 %. turn_part_before_move() must agree.
+ */
+static bool once_to_thrice_an_end(const struct at_duty_est *d, const struct at_caller_total *c)
+{
+	double k = d->rp_turns > 0 ? c->calls / d->rp_turns : 0;
+
+	return c->nwin == d->nrp_turned && d->nrp_turned >= 1 && fabs(k - round(k)) < 1e-6 &&
+	       k >= 1 && k <= WHOLE_FIT_MAX;
+}
+
+/*
+ * Whether the calls before any function moved (exact, pre[id] a function's,
+ * self the function's own) leave, past those its other callers make at
+ * their read-path rate a call, half or more of what its turn callers
+ * would make at their rate an end (once_to_thrice_an_end()). A read path
+ * that saw one end cannot tell once-a-turn work from work done now and
+ * then: redis's propagatePendingCommands, once a request under call and
+ * in activeExpireCycle's slow cycle 10 times a second, had a call under
+ * activeExpireCycle in the one turned interval of 3 recordings, and by
+ * the ends came out 55-73 % high. Before the move its excess over call
+ * is a few calls a second; listRewind's is two a turn.
+ */
+static bool turn_part_before_move(const struct at_duty_est *d, const bool *turns, const double *pre,
+				  double self, size_t n)
+{
+	double all = rp_calls(d), expected = 0, others = 0;
+
+	if (!pre || !turns || !(d->rp_turns > 0))
+		return false;
+	for (uint32_t i = 0; i < d->nrp_callers; i++) {
+		const struct at_caller_total *c = &d->rp_callers[i];
+		double k;
+
+		if (c->caller >= n) {
+			if (c->calls > 0.05 * all)
+				return false;
+			continue;
+		}
+		if (turns[c->caller]) {
+			expected += c->calls / d->rp_turns * pre[c->caller];
+			continue;
+		}
+		/* A caller seen too few times to give a rate: once a call of it. */
+		k = c->own >= AT_DUTY_MIN_STRATUM ? c->matched / c->own : 1;
+		if (fabs(k - round(k)) < 0.05 * k)
+			k = round(k);
+		others += k * pre[c->caller];
+	}
+	return expected >= PRE_MOVE_MIN_CALLS && self - others >= 0.5 * expected &&
+	       self - others <= 2 * expected;
+}
+
+/*
+ * Whether every turn caller on the read path made the function's calls
+ * 1-3 times an end there, and the calls before the move bear it out.
+ * redis's moduleCount (twice a beforeSleep, once an afterSleep) made 14
+ * window calls for the one end its windows saw, "many an end", and went
+ * by the writes at 80 % low.
+ */
+static bool whole_turn_callers(const struct at_duty_est *d, const bool *turns,
+			       const struct at_caller_scales *sc, double pre_move, size_t n)
+{
+	uint32_t nt = 0;
+
+	if (!turns || !d->nrp || d->nrp != d->ncls_win)
+		return false;
+	for (uint32_t i = 0; i < d->nrp_callers; i++) {
+		const struct at_caller_total *c = &d->rp_callers[i];
+
+		if (c->caller >= n || !turns[c->caller])
+			continue;
+		if (!once_to_thrice_an_end(d, c))
+			return false;
+		nt++;
+	}
+	return nt && turn_part_before_move(d, turns, sc ? sc->pre_move : NULL, pre_move, n);
 }
 
 /*
@@ -663,11 +754,14 @@ static bool turn_callers_own(const struct at_duty_est *d, const bool *turns, con
  * of the function's calls on the read path.
  */
 static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes, const bool *turns,
-				const double *wpath, const double *turn_end, const double *bursts,
-				size_t n, struct rp_split *r)
+				const struct at_caller_scales *sc, double pre_move, size_t n,
+				struct rp_split *r)
 {
+	const double *wpath = sc ? sc->writes_path : NULL, *turn_end = sc ? sc->turn_end : NULL;
+	const double *bursts = sc ? sc->bursts : NULL;
 	double all;
-	bool by_own = false;
+	bool by_own = false, whole_ends = true;
+	uint32_t nturn_parts = 0;
 
 	*r = (struct rp_split){0};
 	if (!d->nrp || d->nrp != d->ncls_win)
@@ -690,7 +784,14 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 		if ((!w && !t) || !(c->calls > 0) ||
 		    2 * c->nwin < (t ? d->nrp_turned : d->nrp_wrote))
 			continue;
-		if (!(d->rp_writes >= AT_DUTY_MIN_STRATUM) || (t && !(d->rp_turns >= 1))) {
+		/*
+		 * A read path that saw too few writes for a fit still scales
+		 * once-a-turn work by its ends: redis's listRewind saw 2 writes
+		 * and 1 end there in one recording, and went 59 % low by the reads.
+		 */
+		if (t ? !(d->rp_turns >= 1) ||
+			    (!(d->rp_writes >= AT_DUTY_MIN_STRATUM) && !once_to_thrice_an_end(d, c))
+		      : !(d->rp_writes >= AT_DUTY_MIN_STRATUM)) {
 			*r = (struct rp_split){0};
 			return false;
 		}
@@ -704,6 +805,9 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 		}
 		if (t) {
 			double aw, bt;
+			bool whole_before_move =
+			    own_whole(c, turn_end, n, 1) &&
+			    turn_part_before_move(d, turns, sc ? sc->pre_move : NULL, pre_move, n);
 
 			sse_t = fit_sse(c->cc, c->ct, d->rp_tt);
 			sse_w = fit_sse(c->cc, c->cw, d->rp_ww);
@@ -724,11 +828,15 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 			 * of 1 end each; the writes fitted by 0.796 against 0.8
 			 * and it came out 36 % low, with moduleCount 93 %. Not
 			 * by the writes when it ran a whole number of times a
-			 * call of the caller (own_whole()).
+			 * call of the caller (own_whole()), over fewer calls
+			 * when those before the move bear the turns out:
+			 * moduleCount, twice under each of 2 beforeSleeps,
+			 * went by the writes at 56 % low once.
 			 */
 			if (fabs(sse_t - sse_w) * fmax(d->nrp_turned, 1) <= c->calls)
-				by_writes =
-				    c->calls > 2 * d->rp_turns && !own_whole(c, turn_end, n);
+				by_writes = c->calls > 2 * d->rp_turns &&
+					    !own_whole(c, turn_end, n, AT_DUTY_MIN_STRATUM) &&
+					    !whole_before_move;
 			else if (c->calls > MANY_UNDER_A_TURN * d->rp_turns && !(3 * sse_t < sse_w))
 				/*
 				 * More calls an end than once-a-turn work makes: a
@@ -740,7 +848,12 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 				 */
 				by_writes = true;
 			else
-				by_writes = sse_w < sse_t;
+				/*
+				 * evictClients, once under each of 2 beforeSleeps
+				 * in 4 turned intervals, fitted the writes better
+				 * and went 37 % low by them.
+				 */
+				by_writes = sse_w < sse_t && !whole_before_move;
 		}
 		den = by_writes ? d->rp_writes : d->rp_turns;
 		part = c->calls / den * (by_writes ? d->rp_wr_all : d->rp_turn_all);
@@ -759,6 +872,9 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 		    c->matched >= c->own)
 			by_own = true;
 		if (t) {
+			nturn_parts++;
+			if (by_writes || !once_to_thrice_an_end(d, c))
+				whole_ends = false;
 			/* Poisson on the calls and on the yardstick seen. */
 			r->tvar += part * part * (1 / seen + 1 / den);
 			r->tpart += part;
@@ -782,7 +898,9 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 			r->wshare += c->calls;
 		}
 	}
-	if (r->tshare + r->wshare < AT_DUTY_MIN_STRATUM && !by_own) {
+	if (r->tshare + r->wshare < AT_DUTY_MIN_STRATUM && !by_own &&
+	    !(nturn_parts && whole_ends && !(r->wshare > 0) &&
+	      turn_part_before_move(d, turns, sc ? sc->pre_move : NULL, pre_move, n))) {
 		*r = (struct rp_split){0};
 		return false;
 	}
@@ -1432,6 +1550,26 @@ bool at_profile_turn_caller(const struct at_func_profile *p, const bool *writes,
 	return turns_choice(p, by_writes, have_writes, writes, n, &share, &split) != AT_BY_READS;
 }
 
+bool at_profile_under_turn_callers(const struct at_func_profile *p, const bool *turns, size_t n)
+{
+	const struct at_duty_est *d = &p->duty;
+	uint32_t nt = 0;
+
+	if (p->turn_windows || !d->nwin || p->estimated || !d->nrp || d->nrp != d->ncls_win ||
+	    d->nrp_turned < 2)
+		return false;
+	for (uint32_t i = 0; i < d->nrp_callers; i++) {
+		const struct at_caller_total *c = &d->rp_callers[i];
+
+		if (!(c->calls > 0))
+			continue;
+		if (c->caller >= n || !turns[c->caller] || c->calls != d->rp_turns)
+			return false;
+		nt++;
+	}
+	return nt > 0;
+}
+
 /*
  * Calls in partly probed intervals are estimated as the rate the windows
  * saw times the intervals' socket reads (or length): a ratio estimator,
@@ -1467,7 +1605,7 @@ bool at_profile_rp_replies(const struct at_func_profile *p, const bool *writes, 
 		return false;
 	h = hangup_calls(&p->duty) / all;
 	return h < RP_REPLIES_HANGUPS_MAX &&
-	       rp_callers_estimate(&p->duty, writes, turns, NULL, NULL, NULL, n, &rs) &&
+	       rp_callers_estimate(&p->duty, writes, turns, NULL, 0, n, &rs) &&
 	       rs.wshare + rs.tw_share >= 0.5 * (1 - h);
 }
 
@@ -1672,7 +1810,9 @@ void at_profile_estimate_scaled(struct at_func_profile *p, const bool *writes, c
 		 * end: writeToClient, once a reply under
 		 * handleClientsWithPendingWrites, follows the writes.
 		 */
-		if (by_writes && !many_an_end(d) && caller_share(d, turns, n, &split) >= 0.5)
+		if (by_writes &&
+		    (!many_an_end(d) || whole_turn_callers(d, turns, sc, p->pre_move_calls, n)) &&
+		    caller_share(d, turns, n, &split) >= 0.5)
 			by_writes = false;
 		class_reads(d->cls, &reads_on, &reads);
 		p->unseen_reads = reads > 0 ? unseen / reads : 0;
@@ -1703,9 +1843,7 @@ void at_profile_estimate_scaled(struct at_func_profile *p, const bool *writes, c
 				p->by_turns = AT_BY_READS;
 		}
 		if (p->by_turns == AT_BY_READS && !by_writes && share < 1) {
-			rp = rp_callers_estimate(d, writes, turns, sc ? sc->writes_path : NULL,
-						 sc ? sc->turn_end : NULL, sc ? sc->bursts : NULL,
-						 n, &rs);
+			rp = rp_callers_estimate(d, writes, turns, sc, p->pre_move_calls, n, &rs);
 			if (!rp)
 				tpart = turn_callers_estimate(d, turns, n, &tshare, &tvar);
 		}

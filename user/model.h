@@ -478,6 +478,8 @@ struct at_func_profile {
 	 * once to three times a turn, and put them there.
 	 */
 	bool turn_windows_ran;
+	/* Exact calls in the intervals where no function was in windows (before the move). */
+	double pre_move_calls;
 };
 
 void at_counts_merge(struct at_counts *dst, const struct at_counts *src);
@@ -528,6 +530,11 @@ bool at_profile_by_writes(const struct at_func_profile *p);
  */
 bool at_profile_turn_caller(const struct at_func_profile *p, const bool *writes, size_t n);
 /*
+ * Whether a function outside the turn windows ran once a turn's end on the
+ * read path, every call there under turn callers (turns[], n ids).
+ */
+bool at_profile_under_turn_callers(const struct at_func_profile *p, const bool *turns, size_t n);
+/*
  * Whether a function of the windows goes by the reads alone: neither the
  * writes nor the turns scale it (writes: as at_profile_estimate_callers),
  * and its window calls fell in 3 intervals or more.
@@ -568,6 +575,8 @@ struct at_caller_scales {
 	const bool *bursty;
 	/* Its read-path calls' share made in bursts (at_profile_burst_share()). */
 	const double *bursts;
+	/* Its exact calls in the intervals before any function moved. */
+	const double *pre_move;
 };
 
 /* at_profile_estimate_callers, with the callers' own scales (sc NULL: none). */
