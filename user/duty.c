@@ -26,6 +26,9 @@
 #define RUN_ON_LENGTHS 3
 /* ... or this many while fewer than half the intervals with window reads saw a turn end, */
 #define SCARCE_LENGTHS 6
+/* ... or this many while none of 2 or more did (UNSEEN_AFTER). */
+#define UNSEEN_LENGTHS 15
+#define UNSEEN_AFTER   2
 /* ... and this many more while a turn whose end it counted is in its tail (rp_tails). */
 #define TAIL_LENGTHS 3
 /* A release still waiting after this long needs the probes quiesced. */
@@ -769,6 +772,9 @@ uint32_t at_duty_linger_lengths(uint32_t nread_intervals, uint32_t nturned_inter
 {
 	uint32_t lengths =
 	    2 * (uint64_t)nturned_intervals < nread_intervals ? SCARCE_LENGTHS : RUN_ON_LENGTHS;
+
+	if (!nturned_intervals && nread_intervals >= UNSEEN_AFTER)
+		lengths = UNSEEN_LENGTHS;
 
 	return lengths + (tail ? TAIL_LENGTHS : 0);
 }

@@ -16,6 +16,10 @@ int main(void)
 	/* Scarce: a redis read path saw 1 turn end in 9 intervals; 3 functions went 36-54 % low. */
 	check(at_duty_linger_lengths(9, 1, false) == 6, "linger: turns seen in 1 of 9, 6 lengths");
 	check(at_duty_linger_lengths(1, 0, false) == 6, "linger: no turn in the first, 6 lengths");
+	/* None seen in 2 intervals or more: long enough for a turn of 50 requests. */
+	check(at_duty_linger_lengths(2, 0, false) == 15, "linger: no turn in 2, 15 lengths");
+	check(at_duty_linger_lengths(10, 0, true) == 18,
+	      "linger: no turn in 10, a tail, 15 + 3 lengths");
 	check(at_duty_linger_lengths(9, 4, false) == 6, "linger: turns seen in 4 of 9, 6 lengths");
 	/*
 	 * A turn in its tail gets 3 lengths past either cap: with a shared cap of
@@ -28,7 +32,7 @@ int main(void)
 	/* No overflow at the extremes. */
 	check(at_duty_linger_lengths(UINT32_MAX, UINT32_MAX, false) == 3,
 	      "linger: every interval turned, at the counters' limit");
-	check(at_duty_linger_lengths(UINT32_MAX, 0, false) == 6,
+	check(at_duty_linger_lengths(UINT32_MAX, 0, false) == 15,
 	      "linger: none turned, at the counters' limit");
 	printf("# %d passed, %d failed\n", passed, failed);
 	return failed != 0;
