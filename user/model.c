@@ -644,8 +644,8 @@ static bool turn_part_before_move(const struct at_duty_est *d, const bool *turns
 				    pre[c->caller];
 			continue;
 		}
-		/* A caller seen too few times to give a rate: once a call of it. */
 		/*
+		 * Once a call of a caller seen too few times to give a rate.
 		 * Nearly whole is whole: a window cuts calls off, and the
 		 * turns' part is a few % of the calls before the move (call's
 		 * zmalloc_used_memory, 68 under 72 of its calls there).
@@ -767,6 +767,8 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 {
 	const double *wpath = sc ? sc->writes_path : NULL, *turn_end = sc ? sc->turn_end : NULL;
 	const double *bursts = sc ? sc->bursts : NULL;
+	/* One answer for every caller: it reads the function's callers, not one of them. */
+	bool borne_out = turn_part_before_move(d, turns, sc ? sc->pre_move : NULL, pre_move, n);
 	double all;
 	bool by_own = false, whole_ends = true;
 	uint32_t nturn_parts = 0;
@@ -813,9 +815,7 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 		}
 		if (t) {
 			double aw, bt;
-			bool whole_before_move =
-			    own_whole(c, turn_end, n, 1) &&
-			    turn_part_before_move(d, turns, sc ? sc->pre_move : NULL, pre_move, n);
+			bool whole_before_move = own_whole(c, turn_end, n, 1) && borne_out;
 
 			sse_t = fit_sse(c->cc, c->ct, d->rp_tt);
 			sse_w = fit_sse(c->cc, c->cw, d->rp_ww);
@@ -882,9 +882,7 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 		 */
 		if (t && !by_writes &&
 		    turn_caller_part(c, turn_end, n, d->rp_turn_all, &part, &seen, &den) &&
-		    c->matched >= c->own &&
-		    (c->own >= AT_DUTY_MIN_STRATUM ||
-		     turn_part_before_move(d, turns, sc ? sc->pre_move : NULL, pre_move, n)))
+		    c->matched >= c->own && (c->own >= AT_DUTY_MIN_STRATUM || borne_out))
 			by_own = true;
 		if (t) {
 			nturn_parts++;
@@ -914,8 +912,7 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 		}
 	}
 	if (r->tshare + r->wshare < AT_DUTY_MIN_STRATUM && !by_own &&
-	    !(nturn_parts && whole_ends && !(r->wshare > 0) &&
-	      turn_part_before_move(d, turns, sc ? sc->pre_move : NULL, pre_move, n))) {
+	    !(nturn_parts && whole_ends && !(r->wshare > 0) && borne_out)) {
 		*r = (struct rp_split){0};
 		return false;
 	}
