@@ -612,9 +612,9 @@ static bool once_to_thrice_an_end(const struct at_duty_est *d, const struct at_c
 /*
  * Whether the calls before any function moved (exact, pre[id] a function's,
  * self the function's own) leave, past those its other callers make at
- * their read-path rate a call, three quarters to twice what its turn
- * callers would make at their rate (a call of the caller when known,
- * else an end). A read path that saw one end cannot tell once-a-turn
+ * their read-path rate a call, three quarters to twice what its marked
+ * callers (mark[id]) would make at their rate (a call of the caller when
+ * known, else an end). A read path that saw one end cannot tell once-a-turn
  * work from work done now and then: redis's propagatePendingCommands,
  * once a request under call and in activeExpireCycle's slow cycle 10
  * times a second, had a call under activeExpireCycle in the one turned
@@ -622,12 +622,12 @@ static bool once_to_thrice_an_end(const struct at_duty_est *d, const struct at_c
  * the move its excess over call is a few calls a second (0.32-0.65 of
  * the part), listRewind's two a turn (1.05).
  */
-static bool turn_part_before_move(const struct at_duty_est *d, const bool *turns, const double *pre,
-				  double self, size_t n)
+static bool part_before_move(const struct at_duty_est *d, const bool *mark, const double *pre,
+			     double self, size_t n)
 {
 	double all = rp_calls(d), expected = 0, others = 0;
 
-	if (!pre || !turns || !(d->rp_turns > 0))
+	if (!pre || !mark)
 		return false;
 	for (uint32_t i = 0; i < d->nrp_callers; i++) {
 		const struct at_caller_total *c = &d->rp_callers[i];
@@ -639,7 +639,9 @@ static bool turn_part_before_move(const struct at_duty_est *d, const bool *turns
 			continue;
 		}
 		/* At its calls per call of the caller when known, as turn_caller_part() scales. */
-		if (turns[c->caller]) {
+		if (mark[c->caller]) {
+			if (!(c->own > 0) && !(d->rp_turns > 0))
+				return false;
 			expected += (c->own > 0 ? c->matched / c->own : c->calls / d->rp_turns) *
 				    pre[c->caller];
 			continue;
@@ -657,6 +659,28 @@ static bool turn_part_before_move(const struct at_duty_est *d, const bool *turns
 	}
 	return expected >= PRE_MOVE_MIN_CALLS && self - others >= 0.75 * expected &&
 	       self - others <= 2 * expected;
+}
+
+static bool turn_part_before_move(const struct at_duty_est *d, const bool *turns, const double *pre,
+				  double self, size_t n)
+{
+	return d->rp_turns > 0 && part_before_move(d, turns, pre, self, n);
+}
+
+/*
+ * Whether caller c, by the writes, may scale the function on a read path
+ * that saw too few writes for their ratio: at the caller's own estimate
+ * per call there, when it ran under each of the caller's calls and the
+ * calls before the move bear its callers by the writes out. In one
+ * recording the read path saw 2 writes, and clientHasPendingReplies (3 a
+ * writeToClient), updateClientMemUsageAndBucket and zfree went by the
+ * reads at 24-57 % low.
+ */
+static bool thin_writes_caller(const struct at_caller_total *c, const double *wown, size_t n,
+			       bool borne_out)
+{
+	return borne_out && wown && c->caller < n && wown[c->caller] > 0 && c->own >= 1 &&
+	       c->matched >= c->own;
 }
 
 /*
@@ -767,11 +791,14 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 {
 	const double *wpath = sc ? sc->writes_path : NULL, *turn_end = sc ? sc->turn_end : NULL;
 	const double *bursts = sc ? sc->bursts : NULL;
+	const double *wown = sc ? sc->writes_own : NULL;
 	/* One answer for every caller: it reads the function's callers, not one of them. */
 	bool borne_out = turn_part_before_move(d, turns, sc ? sc->pre_move : NULL, pre_move, n);
+	bool w_borne_out = !(d->rp_writes >= AT_DUTY_MIN_STRATUM) &&
+			   part_before_move(d, writes, sc ? sc->pre_move : NULL, pre_move, n);
 	double all;
 	bool by_own = false, whole_ends = true;
-	uint32_t nturn_parts = 0;
+	uint32_t nturn_parts = 0, nthin = 0;
 
 	*r = (struct rp_split){0};
 	if (!d->nrp || d->nrp != d->ncls_win)
@@ -782,7 +809,7 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 		bool w = c->caller < n && writes && writes[c->caller];
 		bool t = c->caller < n && turns && turns[c->caller];
 		double sse_t, sse_w, part, den, seen = c->calls;
-		bool by_writes = true;
+		bool by_writes = true, thin = false;
 
 		/*
 		 * In half the intervals whose read path saw its yardstick, at
@@ -801,7 +828,8 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 		 */
 		if (t ? !(d->rp_turns >= 1) ||
 			    (!(d->rp_writes >= AT_DUTY_MIN_STRATUM) && !once_to_thrice_an_end(d, c))
-		      : !(d->rp_writes >= AT_DUTY_MIN_STRATUM)) {
+		      : !(d->rp_writes >= AT_DUTY_MIN_STRATUM) &&
+			    !(thin = thin_writes_caller(c, wown, n, w_borne_out))) {
 			*r = (struct rp_split){0};
 			return false;
 		}
@@ -864,7 +892,8 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 				by_writes = sse_w < sse_t && !whole_before_move;
 		}
 		den = by_writes ? d->rp_writes : d->rp_turns;
-		part = c->calls / den * (by_writes ? d->rp_wr_all : d->rp_turn_all);
+		/* A thin read path may have seen no write: the caller scales it below. */
+		part = den > 0 ? c->calls / den * (by_writes ? d->rp_wr_all : d->rp_turn_all) : 0;
 		/*
 		 * Under a caller by the writes, as that caller's own: its calls
 		 * per read-path write vary less than this function's share
@@ -874,6 +903,10 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 		if (!t && wpath && c->caller < n && wpath[c->caller] > 0) {
 			part = c->calls * wpath[c->caller];
 			den = c->calls;
+		} else if (thin) {
+			part = c->calls * wown[c->caller];
+			den = c->calls;
+			nthin++;
 		}
 		/*
 		 * Under 3 calls of the caller, only when the calls before the
@@ -911,8 +944,10 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 			r->wshare += c->calls;
 		}
 	}
+	/* Few calls pass when the calls before the move bear their part out. */
 	if (r->tshare + r->wshare < AT_DUTY_MIN_STRATUM && !by_own &&
-	    !(nturn_parts && whole_ends && !(r->wshare > 0) && borne_out)) {
+	    !(nturn_parts && whole_ends && !(r->wshare > 0) && borne_out) &&
+	    !(nthin && !nturn_parts && w_borne_out)) {
 		*r = (struct rp_split){0};
 		return false;
 	}
@@ -1638,7 +1673,7 @@ bool at_profile_by_reads(const struct at_func_profile *p, const bool *writes, si
 	       turns_choice(p, by_writes, have_writes, writes, n, &share, &split) == AT_BY_READS;
 }
 
-double at_profile_writes_scale(const struct at_func_profile *p)
+static double writes_scale(const struct at_func_profile *p, double min_seen)
 {
 	const struct at_duty_est *d = &p->duty;
 	double est, var, unseen, west, wvar, seen;
@@ -1647,10 +1682,20 @@ double at_profile_writes_scale(const struct at_func_profile *p)
 	if (!d->nwin || p->estimated || !d->ncls_win || d->nrp != d->ncls_win)
 		return 0;
 	seen = rp_calls(d);
-	if (seen < AT_DUTY_MIN_STRATUM ||
+	if (!(seen >= min_seen) ||
 	    !class_choice(d, &est, &var, &unseen, &west, &wvar, &have_writes))
 		return 0;
 	return west > 0 ? west / seen : 0;
+}
+
+double at_profile_writes_scale(const struct at_func_profile *p)
+{
+	return writes_scale(p, AT_DUTY_MIN_STRATUM);
+}
+
+double at_profile_writes_own_scale(const struct at_func_profile *p)
+{
+	return writes_scale(p, 1);
 }
 
 double at_profile_turn_end_scale(const struct at_func_profile *p)

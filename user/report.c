@@ -297,7 +297,8 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 	bool *bursty = at_xcalloc(ps->t->nsyms + 1, sizeof(*bursty));
 	double *bursts = at_xcalloc(ps->t->nsyms + 1, sizeof(*bursts));
 	double *pre = at_xcalloc(ps->t->nsyms + 1, sizeof(*pre));
-	struct at_caller_scales sc = {rtime, rpath, wpath, tend, bursty, bursts, pre};
+	double *wown = at_xcalloc(ps->t->nsyms + 1, sizeof(*wown));
+	struct at_caller_scales sc = {rtime, rpath, wpath, tend, bursty, bursts, pre, wown};
 
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		pre[i] = ps->p[i].pre_move_calls;
@@ -345,8 +346,10 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 	for (size_t i = 0; i < ps->t->nsyms; i++) {
 		if (reads[i])
 			at_profile_reads_scales(&ps->p[i], &rtime[i], &rpath[i]);
-		if (writes[i])
+		if (writes[i]) {
 			wpath[i] = at_profile_writes_scale(&ps->p[i]);
+			wown[i] = at_profile_writes_own_scale(&ps->p[i]);
+		}
 		if (turns[i])
 			tend[i] = at_profile_turn_end_scale(&ps->p[i]);
 		bursty[i] = at_profile_bursty(&ps->p[i]);
@@ -361,6 +364,7 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 							   ps->t->nsyms);
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		at_profile_estimate_scaled(&ps->p[i], writes, turns, reads, &sc, ps->t->nsyms);
+	free(wown);
 	free(pre);
 	free(bursts);
 	free(bursty);

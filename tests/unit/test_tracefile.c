@@ -1819,6 +1819,52 @@ static void test_duty_rp_one_end(void)
 }
 
 /*
+ * A read path that saw one write: the function ran 3 times under the one
+ * call there of caller 9, which goes by the writes (redis's
+ * clientHasPendingReplies under writeToClient), and once a read under
+ * caller 7. Too few writes for their ratio, the whole went by the reads:
+ * 8000 (57 % low in one recording). With the caller's own estimate for
+ * that call (16000) and the calls before the move bearing it out (2120
+ * against 2000 of caller 7 and 3 x 40 of caller 9): 8000 + 48000. Not
+ * borne out (2010), or without the caller's scale, by the reads.
+ */
+static void test_duty_rp_thin_writes(void)
+{
+	static const uint64_t rp_w[8] = {1, 0, 0, 0, 0, 0, 0, 0};
+	const uint64_t *r_on = rp8_reads;
+	double pre[10] = {[7] = 2000, [9] = 40}, wown[10] = {[9] = 16000};
+	struct at_caller_scales with = {.pre_move = pre, .writes_own = wown},
+				without = {.pre_move = pre};
+	struct at_func_profile borne = {0}, not_borne = {0}, none = {0};
+	bool writes[10] = {[9] = true}, turns[10] = {0};
+
+	for (int i = 0; i < 8; i++) {
+		add_rp_own_interval(&borne, r_on[i], rp_w[i], rp_w[i], r_on[i], 3 * rp_w[i],
+				    (int64_t)rp_w[i]);
+		add_rp_own_interval(&not_borne, r_on[i], rp_w[i], rp_w[i], r_on[i], 3 * rp_w[i],
+				    (int64_t)rp_w[i]);
+		add_rp_own_interval(&none, r_on[i], rp_w[i], rp_w[i], r_on[i], 3 * rp_w[i],
+				    (int64_t)rp_w[i]);
+	}
+	borne.pre_move_calls = 2120;
+	not_borne.pre_move_calls = 2010;
+	none.pre_move_calls = 2120;
+	at_profile_estimate_scaled(&borne, writes, turns, NULL, &with, 10);
+	at_profile_estimate_scaled(&not_borne, writes, turns, NULL, &with, 10);
+	at_profile_estimate_scaled(&none, writes, turns, NULL, &without, 10);
+	check(near_within(&borne, 56000), "duty read path: one write, under a caller by the "
+					  "writes, as the caller, borne out before the move "
+					  "(56000)");
+	check(not_borne.estimated && not_borne.c.calls < 12000,
+	      "duty read path: one write, not borne out before the move, by the reads");
+	check(none.estimated && none.c.calls < 12000,
+	      "duty read path: one write, no scale of the caller's own, by the reads");
+	at_profile_free(&borne);
+	at_profile_free(&not_borne);
+	at_profile_free(&none);
+}
+
+/*
  * The report sums each function's exact calls over the intervals with no
  * function in windows (before the move): 300 + 200, not the third
  * interval's 100, which had one.
@@ -3032,6 +3078,7 @@ int main(int argc, char **argv)
 	test_duty_rp_replies_hangups();
 	test_duty_rp_own_whole();
 	test_duty_rp_one_end();
+	test_duty_rp_thin_writes();
 	test_duty_under_turn_callers();
 	test_pre_move_calls();
 	test_duty_rp_now_and_then();
