@@ -412,6 +412,9 @@ static double unmeasured_calls(const struct at_duty_est *d, const bool *mark, si
 /* The largest share under turn callers at which many calls an end still go by the reads. */
 #define NOT_UNDER_TURNS 0.1
 
+/* The least share under callers by the reads that keeps a fit to the writes from scaling it all. */
+#define READS_SPLIT_SHARE 0.1
+
 /* Whether the windows saw a function many times a turn's end. */
 static bool many_an_end(const struct at_duty_est *d)
 {
@@ -1836,26 +1839,25 @@ void at_profile_estimate_scaled(struct at_func_profile *p, const bool *writes, c
 
 		by_writes = class_choice(d, &est, &var, &unseen, &west, &wvar, &have_writes);
 		/*
-		 * Most window calls under callers that go by the reads: the
-		 * writes cannot scale it all. redis's clientHasPendingReplies
-		 * runs twice a request under prepareClientToWrite and four
-		 * times a reply under the reply path; its window calls fitted
-		 * the writes three times better in 1 of 13 recordings, and all
-		 * of it went by them at 2.2 times its count.
+		 * A tenth of its window calls or more under callers that go by
+		 * the reads, with most under marked callers, or most under
+		 * those and the turn callers: the writes cannot scale it all,
+		 * and the read path splits it.
+		 * redis's clientHasPendingReplies runs twice a request under
+		 * prepareClientToWrite, three times a writeToClient and once
+		 * more a reply under handleClientsWithPendingWrites (30-39 %,
+		 * 45-53 % and 15-18 % of its window calls); all by the writes,
+		 * it came out at 2.2 times its count once, and 39 % high or
+		 * 10-15 % low in 4 of 300 recordings while this wanted those
+		 * by the reads at half.
 		 */
 		if (by_writes) {
 			double r = caller_share(d, by_reads, n, &split);
+			double w = caller_share(d, writes, n, &split);
+			double t = caller_share(d, turns, n, &split);
 
-			/*
-			 * Or when the callers by the writes make the lesser part and
-			 * those by the reads and the turns the greater: the read
-			 * path splits it. clientHasPendingReplies, 39 % under
-			 * prepareClientToWrite, 45 % under writeToClient and 15
-			 * % under handleClientsWithPendingWrites, went all by the
-			 * writes once, at 2.2 times its count.
-			 */
-			if (r >= 0.5 || (r > 0 && caller_share(d, writes, n, &split) < 0.5 &&
-					 r + caller_share(d, turns, n, &split) >= 0.5))
+			if ((r >= READS_SPLIT_SHARE && r + w + t > 0.5) ||
+			    (r > 0 && w < 0.5 && r + t >= 0.5))
 				by_writes = false;
 		}
 		/*

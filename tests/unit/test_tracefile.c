@@ -1236,7 +1236,8 @@ static void test_duty_reader_scale(void)
 static void test_duty_writes_under_readers(void)
 {
 	static const uint64_t wr_on[8] = {4, 8, 12, 8, 4, 12, 8, 8};
-	struct at_func_profile mixed = {0}, blind = {0}, reply = {0}, three = {0}, other = {0};
+	struct at_func_profile mixed = {0}, blind = {0}, reply = {0}, three = {0}, other = {0},
+			       half = {0};
 	bool writes[10] = {[9] = true}, reads[10] = {[7] = true}, turns[10] = {[8] = true};
 
 	for (int i = 0; i < 8; i++) {
@@ -1244,13 +1245,15 @@ static void test_duty_writes_under_readers(void)
 		struct at_caller_calls mix[2] = {{0, 7, 3 * w / 4}, {0, 9, w / 4}},
 				       one[1] = {{0, 9, w}},
 				       by3[3] = {{0, 7, w / 2}, {0, 9, w / 4}, {0, 8, w / 4}},
-				       unmarked[3] = {{0, 7, w / 4}, {0, 9, w / 4}, {0, 6, w / 2}};
+				       unmarked[3] = {{0, 7, w / 4}, {0, 9, w / 4}, {0, 6, w / 2}},
+				       halfw[3] = {{0, 7, w / 4}, {0, 9, w / 2}, {0, 8, w / 4}};
 
 		add_interval(&mixed, 3, 20, i % 3, w, w, true, mix, 2, NULL);
 		add_interval(&blind, 3, 20, i % 3, w, w, true, mix, 2, NULL);
 		add_interval(&reply, 3, 20, i % 3, w, w, true, one, 1, NULL);
 		add_interval(&three, 3, 20, i % 3, w, w, true, by3, 3, NULL);
 		add_interval(&other, 3, 20, i % 3, w, w, true, unmarked, 3, NULL);
+		add_interval(&half, 3, 20, i % 3, w, w, true, halfw, 3, NULL);
 	}
 	/*
 	 * Half under a reader, a quarter under a writer and a quarter under a
@@ -1266,6 +1269,17 @@ static void test_duty_writes_under_readers(void)
 	      "readers and turn callers: only that part goes by the writes");
 	check(other.estimated && other.by_writes,
 	      "duty writes under readers: the greater part under no mark: by the writes");
+	/*
+	 * A quarter under a reader, half under a writer: the reader's part
+	 * does not follow the writes either (clientHasPendingReplies, 39 %
+	 * high all by them once).
+	 */
+	at_profile_estimate_callers(&half, writes, turns, reads, 10);
+	check(half.estimated && !half.by_writes && half.writes_share > 0.45 &&
+		  half.writes_share < 0.55,
+	      "duty writes under readers: half under a writer, a quarter under a reader: only "
+	      "the writer's half goes by the writes");
+	at_profile_free(&half);
 	at_profile_free(&three);
 	at_profile_free(&other);
 	check(at_profile_by_writes(&mixed), "duty writes under readers: its calls fit the writes");
