@@ -480,7 +480,7 @@ static bool pair_fit(const struct at_duty_est *d, const struct at_caller_total *
 	       3 * fmax(sse - c->cc_bare, 0) <= sse1 - c->cc_bare;
 }
 
-/* Calls a function's turn callers must make before the move for turn_part_before_move(). */
+/* Calls a function's marked callers must make before the move for part_before_move(). */
 #define PRE_MOVE_MIN_CALLS 20
 
 /* Whole numbers of calls a write and an end that whole_fit() tries. */
@@ -616,17 +616,16 @@ static bool once_to_thrice_an_end(const struct at_duty_est *d, const struct at_c
  * Whether the calls before any function moved (exact, pre[id] a function's,
  * self the function's own) leave, past those its other callers make at
  * their read-path rate a call, three quarters to twice what its marked
- * callers (mark[id]) would make at their rate (a call of the caller when
- * known, else an end). A read path that saw one end cannot tell once-a-turn
- * work from work done now and then: redis's propagatePendingCommands,
- * once a request under call and in activeExpireCycle's slow cycle 10
- * times a second, had a call under activeExpireCycle in the one turned
- * interval of 3 recordings, and by the ends came out 55-73 % high. Before
- * the move its excess over call is a few calls a second (0.32-0.65 of
- * the part), listRewind's two a turn (1.05).
+ * callers (mark[id]) would make at their rate a call of the caller (or
+ * per_end calls an end, for turn callers whose calls are unknown). A read path that saw one end
+ * cannot tell once-a-turn work from work done now and then: redis's propagatePendingCommands, once
+ * a request under call and in activeExpireCycle's slow cycle 10 times a second, had a call under
+ * activeExpireCycle in the one turned interval of 3 recordings, and by the ends came out 55-73 %
+ * high. Before the move its excess over call is a few calls a second (0.32-0.65 of the part),
+ * listRewind's two a turn (1.05).
  */
-static bool part_before_move(const struct at_duty_est *d, const bool *mark, const double *pre,
-			     double self, size_t n)
+static bool part_before_move(const struct at_duty_est *d, const bool *mark, bool per_end,
+			     const double *pre, double self, size_t n)
 {
 	double all = rp_calls(d), expected = 0, others = 0;
 
@@ -643,7 +642,7 @@ static bool part_before_move(const struct at_duty_est *d, const bool *mark, cons
 		}
 		/* At its calls per call of the caller when known, as turn_caller_part() scales. */
 		if (mark[c->caller]) {
-			if (!(c->own > 0) && !(d->rp_turns > 0))
+			if (!(c->own > 0) && !(per_end && d->rp_turns > 0))
 				return false;
 			expected += (c->own > 0 ? c->matched / c->own : c->calls / d->rp_turns) *
 				    pre[c->caller];
@@ -667,7 +666,7 @@ static bool part_before_move(const struct at_duty_est *d, const bool *mark, cons
 static bool turn_part_before_move(const struct at_duty_est *d, const bool *turns, const double *pre,
 				  double self, size_t n)
 {
-	return d->rp_turns > 0 && part_before_move(d, turns, pre, self, n);
+	return d->rp_turns > 0 && part_before_move(d, turns, true, pre, self, n);
 }
 
 /*
@@ -679,10 +678,10 @@ static bool turn_part_before_move(const struct at_duty_est *d, const bool *turns
  * writeToClient), updateClientMemUsageAndBucket and zfree went by the
  * reads at 24-57 % low.
  */
-static bool thin_writes_caller(const struct at_caller_total *c, const double *wown, size_t n,
+static bool thin_writes_caller(const struct at_caller_total *c, const double *wany, size_t n,
 			       bool borne_out)
 {
-	return borne_out && wown && c->caller < n && wown[c->caller] > 0 && c->own >= 1 &&
+	return borne_out && wany && c->caller < n && wany[c->caller] > 0 && c->own >= 1 &&
 	       c->matched >= c->own;
 }
 
@@ -794,11 +793,12 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 {
 	const double *wpath = sc ? sc->writes_path : NULL, *turn_end = sc ? sc->turn_end : NULL;
 	const double *bursts = sc ? sc->bursts : NULL;
-	const double *wown = sc ? sc->writes_own : NULL;
+	const double *wany = sc ? sc->writes_path_any : NULL;
 	/* One answer for every caller: it reads the function's callers, not one of them. */
 	bool borne_out = turn_part_before_move(d, turns, sc ? sc->pre_move : NULL, pre_move, n);
-	bool w_borne_out = !(d->rp_writes >= AT_DUTY_MIN_STRATUM) &&
-			   part_before_move(d, writes, sc ? sc->pre_move : NULL, pre_move, n);
+	bool w_borne_out =
+	    !(d->rp_writes >= AT_DUTY_MIN_STRATUM) &&
+	    part_before_move(d, writes, false, sc ? sc->pre_move : NULL, pre_move, n);
 	double all;
 	bool by_own = false, whole_ends = true;
 	uint32_t nturn_parts = 0, nthin = 0;
@@ -827,12 +827,14 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 		/*
 		 * A read path that saw too few writes for a fit still scales
 		 * once-a-turn work by its ends: redis's listRewind saw 2 writes
-		 * and 1 end there in one recording, and went 59 % low by the reads.
+		 * and 1 end there in one recording, and went 59 % low by the
+		 * reads. A caller by the writes then scales its part as its own
+		 * calls there, when borne out (thin_writes_caller()).
 		 */
 		if (t ? !(d->rp_turns >= 1) ||
 			    (!(d->rp_writes >= AT_DUTY_MIN_STRATUM) && !once_to_thrice_an_end(d, c))
 		      : !(d->rp_writes >= AT_DUTY_MIN_STRATUM) &&
-			    !(thin = thin_writes_caller(c, wown, n, w_borne_out))) {
+			    !(thin = thin_writes_caller(c, wany, n, w_borne_out))) {
 			*r = (struct rp_split){0};
 			return false;
 		}
@@ -907,10 +909,11 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 			part = c->calls * wpath[c->caller];
 			den = c->calls;
 		} else if (thin) {
-			part = c->calls * wown[c->caller];
-			den = c->calls;
-			nthin++;
+			/* Poisson on the calls and on the caller's few calls that scale them. */
+			part = c->calls * wany[c->caller];
+			den = c->own;
 		}
+		nthin += thin;
 		/*
 		 * Under 3 calls of the caller, only when the calls before the
 		 * move bear it out: propagatePendingCommands, once under 1
@@ -950,7 +953,7 @@ static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes,
 	/* Few calls pass when the calls before the move bear their part out. */
 	if (r->tshare + r->wshare < AT_DUTY_MIN_STRATUM && !by_own &&
 	    !(nturn_parts && whole_ends && !(r->wshare > 0) && borne_out) &&
-	    !(nthin && !nturn_parts && w_borne_out)) {
+	    !(nthin && !nturn_parts)) {
 		*r = (struct rp_split){0};
 		return false;
 	}
@@ -1696,7 +1699,7 @@ double at_profile_writes_scale(const struct at_func_profile *p)
 	return writes_scale(p, AT_DUTY_MIN_STRATUM);
 }
 
-double at_profile_writes_own_scale(const struct at_func_profile *p)
+double at_profile_writes_scale_any(const struct at_func_profile *p)
 {
 	return writes_scale(p, 1);
 }
@@ -1840,9 +1843,10 @@ void at_profile_estimate_scaled(struct at_func_profile *p, const bool *writes, c
 		by_writes = class_choice(d, &est, &var, &unseen, &west, &wvar, &have_writes);
 		/*
 		 * A tenth of its window calls or more under callers that go by
-		 * the reads, with most under marked callers, or most under
-		 * those and the turn callers: the writes cannot scale it all,
-		 * and the read path splits it.
+		 * the reads, with most under marked callers; or any under
+		 * those, with most under them and the turn callers and less
+		 * than half under callers by the writes: the writes cannot
+		 * scale it all, and the read path splits it.
 		 * redis's clientHasPendingReplies runs twice a request under
 		 * prepareClientToWrite, three times a writeToClient and once
 		 * more a reply under handleClientsWithPendingWrites (30-39 %,

@@ -578,7 +578,7 @@ struct at_caller_scales {
 	/* Its exact calls in the intervals before any function moved. */
 	const double *pre_move;
 	/* By the writes: its estimate per read-path call, over however few. */
-	const double *writes_own;
+	const double *writes_path_any;
 };
 
 /* at_profile_estimate_callers, with the callers' own scales (sc NULL: none). */
@@ -593,8 +593,8 @@ void at_profile_estimate_scaled(struct at_func_profile *p, const bool *writes, c
 void at_profile_reads_scales(const struct at_func_profile *p, double *by_time, double *on_path);
 /* The same for a function by the writes, on the read path. */
 double at_profile_writes_scale(const struct at_func_profile *p);
-/* ... over a read path with however few of its calls (writes_own). */
-double at_profile_writes_own_scale(const struct at_func_profile *p);
+/* ... over a read path with however few of its calls (writes_path_any). */
+double at_profile_writes_scale_any(const struct at_func_profile *p);
 /*
  * Its calls in the windows came in bursts: the reads put it at none, or
  * at an estimate whose 95 % interval is wider than half of it.

@@ -297,8 +297,8 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 	bool *bursty = at_xcalloc(ps->t->nsyms + 1, sizeof(*bursty));
 	double *bursts = at_xcalloc(ps->t->nsyms + 1, sizeof(*bursts));
 	double *pre = at_xcalloc(ps->t->nsyms + 1, sizeof(*pre));
-	double *wown = at_xcalloc(ps->t->nsyms + 1, sizeof(*wown));
-	struct at_caller_scales sc = {rtime, rpath, wpath, tend, bursty, bursts, pre, wown};
+	double *wany = at_xcalloc(ps->t->nsyms + 1, sizeof(*wany));
+	struct at_caller_scales sc = {rtime, rpath, wpath, tend, bursty, bursts, pre, wany};
 
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		pre[i] = ps->p[i].pre_move_calls;
@@ -348,7 +348,7 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 			at_profile_reads_scales(&ps->p[i], &rtime[i], &rpath[i]);
 		if (writes[i]) {
 			wpath[i] = at_profile_writes_scale(&ps->p[i]);
-			wown[i] = at_profile_writes_own_scale(&ps->p[i]);
+			wany[i] = at_profile_writes_scale_any(&ps->p[i]);
 		}
 		if (turns[i])
 			tend[i] = at_profile_turn_end_scale(&ps->p[i]);
@@ -364,7 +364,7 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 							   ps->t->nsyms);
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		at_profile_estimate_scaled(&ps->p[i], writes, turns, reads, &sc, ps->t->nsyms);
-	free(wown);
+	free(wany);
 	free(pre);
 	free(bursts);
 	free(bursty);

@@ -1237,7 +1237,7 @@ static void test_duty_writes_under_readers(void)
 {
 	static const uint64_t wr_on[8] = {4, 8, 12, 8, 4, 12, 8, 8};
 	struct at_func_profile mixed = {0}, blind = {0}, reply = {0}, three = {0}, other = {0},
-			       half = {0};
+			       half = {0}, quarter = {0}, twentieth = {0};
 	bool writes[10] = {[9] = true}, reads[10] = {[7] = true}, turns[10] = {[8] = true};
 
 	for (int i = 0; i < 8; i++) {
@@ -1246,7 +1246,9 @@ static void test_duty_writes_under_readers(void)
 				       one[1] = {{0, 9, w}},
 				       by3[3] = {{0, 7, w / 2}, {0, 9, w / 4}, {0, 8, w / 4}},
 				       unmarked[3] = {{0, 7, w / 4}, {0, 9, w / 4}, {0, 6, w / 2}},
-				       halfw[3] = {{0, 7, w / 4}, {0, 9, w / 2}, {0, 8, w / 4}};
+				       halfw[3] = {{0, 7, w / 4}, {0, 9, w / 2}, {0, 8, w / 4}},
+				       quarterr[2] = {{0, 7, w / 4}, {0, 9, 3 * w / 4}},
+				       twentiethr[2] = {{0, 7, w}, {0, 9, 19 * w}};
 
 		add_interval(&mixed, 3, 20, i % 3, w, w, true, mix, 2, NULL);
 		add_interval(&blind, 3, 20, i % 3, w, w, true, mix, 2, NULL);
@@ -1254,6 +1256,8 @@ static void test_duty_writes_under_readers(void)
 		add_interval(&three, 3, 20, i % 3, w, w, true, by3, 3, NULL);
 		add_interval(&other, 3, 20, i % 3, w, w, true, unmarked, 3, NULL);
 		add_interval(&half, 3, 20, i % 3, w, w, true, halfw, 3, NULL);
+		add_interval(&quarter, 3, 20, i % 3, w, w, true, quarterr, 2, NULL);
+		add_interval(&twentieth, 3, 20, i % 3, 20 * w, w, true, twentiethr, 2, NULL);
 	}
 	/*
 	 * Half under a reader, a quarter under a writer and a quarter under a
@@ -1270,16 +1274,29 @@ static void test_duty_writes_under_readers(void)
 	check(other.estimated && other.by_writes,
 	      "duty writes under readers: the greater part under no mark: by the writes");
 	/*
-	 * A quarter under a reader, half under a writer: the reader's part
-	 * does not follow the writes either (clientHasPendingReplies, 39 %
-	 * high all by them once).
+	 * A quarter under a reader, half under a writer and a quarter under a
+	 * turn caller, or a quarter under a reader and the rest under a
+	 * writer: the reader's part does not follow the writes
+	 * (clientHasPendingReplies, 39 % high all by them once). A twentieth
+	 * under a reader is too little to split off.
 	 */
 	at_profile_estimate_callers(&half, writes, turns, reads, 10);
+	at_profile_estimate_callers(&quarter, writes, turns, reads, 10);
+	at_profile_estimate_callers(&twentieth, writes, turns, reads, 10);
 	check(half.estimated && !half.by_writes && half.writes_share > 0.45 &&
 		  half.writes_share < 0.55,
 	      "duty writes under readers: half under a writer, a quarter under a reader: only "
 	      "the writer's half goes by the writes");
+	check(quarter.estimated && !quarter.by_writes && quarter.writes_share > 0.7 &&
+		  quarter.writes_share < 0.8,
+	      "duty writes under readers: three quarters under a writer, a quarter under a "
+	      "reader: only the writer's part goes by the writes");
+	check(twentieth.estimated && twentieth.by_writes,
+	      "duty writes under readers: a twentieth under a reader, the rest under a writer: "
+	      "by the writes");
 	at_profile_free(&half);
+	at_profile_free(&quarter);
+	at_profile_free(&twentieth);
 	at_profile_free(&three);
 	at_profile_free(&other);
 	check(at_profile_by_writes(&mixed), "duty writes under readers: its calls fit the writes");
@@ -1846,10 +1863,10 @@ static void test_duty_rp_thin_writes(void)
 {
 	static const uint64_t rp_w[8] = {1, 0, 0, 0, 0, 0, 0, 0};
 	const uint64_t *r_on = rp8_reads;
-	double pre[10] = {[7] = 2000, [9] = 40}, wown[10] = {[9] = 16000};
-	struct at_caller_scales with = {.pre_move = pre, .writes_own = wown},
+	double pre[10] = {[7] = 2000, [9] = 40}, wany[10] = {[9] = 16000};
+	struct at_caller_scales with = {.pre_move = pre, .writes_path_any = wany},
 				without = {.pre_move = pre};
-	struct at_func_profile borne = {0}, not_borne = {0}, none = {0};
+	struct at_func_profile borne = {0}, not_borne = {0}, none = {0}, two = {0};
 	bool writes[10] = {[9] = true}, turns[10] = {0};
 
 	for (int i = 0; i < 8; i++) {
@@ -1859,7 +1876,10 @@ static void test_duty_rp_thin_writes(void)
 				    (int64_t)rp_w[i]);
 		add_rp_own_interval(&none, r_on[i], rp_w[i], rp_w[i], r_on[i], 3 * rp_w[i],
 				    (int64_t)rp_w[i]);
+		add_rp_own_interval(&two, r_on[i], rp_w[i], rp_w[i], r_on[i], 2 * rp_w[i],
+				    (int64_t)rp_w[i]);
 	}
+	two.pre_move_calls = 2080;
 	borne.pre_move_calls = 2120;
 	not_borne.pre_move_calls = 2010;
 	none.pre_move_calls = 2120;
@@ -1873,6 +1893,11 @@ static void test_duty_rp_thin_writes(void)
 	      "duty read path: one write, not borne out before the move, by the reads");
 	check(none.estimated && none.c.calls < 12000,
 	      "duty read path: one write, no scale of the caller's own, by the reads");
+	/* Two calls, fewer than a share needs: borne out, they still go as the caller. */
+	at_profile_estimate_scaled(&two, writes, turns, NULL, &with, 10);
+	check(near_within(&two, 40000), "duty read path: one write, twice under a caller by the "
+					"writes, borne out before the move (40000)");
+	at_profile_free(&two);
 	at_profile_free(&borne);
 	at_profile_free(&not_borne);
 	at_profile_free(&none);
