@@ -1823,10 +1823,12 @@ static void test_duty_rp_one_end(void)
 	const uint64_t *r_on = rp8_reads;
 	double pre[10] = {[7] = 2000, [9] = 40};
 	struct at_caller_scales with = {.pre_move = pre}, without = {0};
-	struct at_func_profile once = {0}, now_and_then = {0}, none = {0};
+	struct at_func_profile once = {0}, now_and_then = {0}, none = {0}, timer = {0}, far = {0};
 	bool writes[10] = {0}, turns[10] = {[9] = true};
 
 	for (int i = 0; i < 8; i++) {
+		add_rp_own_interval(&timer, r_on[i], rp_t[i], rp_t[i], r_on[i], rp_t[i], 0);
+		add_rp_own_interval(&far, r_on[i], rp_t[i], rp_t[i], r_on[i], rp_t[i], 0);
 		add_rp_own_interval(&once, r_on[i], rp_t[i], rp_t[i], r_on[i], rp_t[i], 0);
 		add_rp_own_interval(&now_and_then, r_on[i], rp_t[i], rp_t[i], r_on[i], rp_t[i], 0);
 		add_rp_own_interval(&none, r_on[i], rp_t[i], rp_t[i], r_on[i], rp_t[i], 0);
@@ -1844,6 +1846,17 @@ static void test_duty_rp_one_end(void)
 	      "do not bear out, by the reads (8000)");
 	check(none.estimated && none.c.calls < 9000,
 	      "duty read path: one end and no calls before the move, by the reads (8000)");
+	/* A timer's calls besides: 2.5 parts before the move still bear it out, 5 do not. */
+	timer.pre_move_calls = 2100;
+	far.pre_move_calls = 2200;
+	at_profile_estimate_scaled(&timer, writes, turns, NULL, &with, 10);
+	at_profile_estimate_scaled(&far, writes, turns, NULL, &with, 10);
+	check(near_within(&timer, 12800), "duty read path: one end, 2.5 parts before the move "
+					  "(a timer's calls besides): borne out (12800)");
+	check(far.estimated && far.c.calls < 9000,
+	      "duty read path: one end, 5 parts before the move: not borne out, by the reads");
+	at_profile_free(&timer);
+	at_profile_free(&far);
 	at_profile_free(&once);
 	at_profile_free(&now_and_then);
 	at_profile_free(&none);
