@@ -1688,29 +1688,22 @@ bool at_profile_by_reads(const struct at_func_profile *p, const bool *writes, si
 	       turns_choice(p, by_writes, have_writes, writes, n, &share, &split) == AT_BY_READS;
 }
 
-static double writes_scale(const struct at_func_profile *p, double min_seen)
+void at_profile_writes_scales(const struct at_func_profile *p, double *path, double *any)
 {
 	const struct at_duty_est *d = &p->duty;
 	double est, var, unseen, west, wvar, seen;
 	bool have_writes;
 
+	*path = *any = 0;
 	if (!d->nwin || p->estimated || !d->ncls_win || d->nrp != d->ncls_win)
-		return 0;
+		return;
 	seen = rp_calls(d);
-	if (!(seen >= min_seen) ||
-	    !class_choice(d, &est, &var, &unseen, &west, &wvar, &have_writes))
-		return 0;
-	return west > 0 ? west / seen : 0;
-}
-
-double at_profile_writes_scale(const struct at_func_profile *p)
-{
-	return writes_scale(p, AT_DUTY_MIN_STRATUM);
-}
-
-double at_profile_writes_scale_any(const struct at_func_profile *p)
-{
-	return writes_scale(p, 1);
+	if (!(seen >= 1) || !class_choice(d, &est, &var, &unseen, &west, &wvar, &have_writes) ||
+	    !(west > 0))
+		return;
+	*any = west / seen;
+	if (seen >= AT_DUTY_MIN_STRATUM)
+		*path = *any;
 }
 
 double at_profile_turn_end_scale(const struct at_func_profile *p)

@@ -591,10 +591,11 @@ void at_profile_estimate_scaled(struct at_func_profile *p, const bool *writes, c
  * where it has none.
  */
 void at_profile_reads_scales(const struct at_func_profile *p, double *by_time, double *on_path);
-/* The same for a function by the writes, on the read path. */
-double at_profile_writes_scale(const struct at_func_profile *p);
-/* ... over a read path with however few of its calls (writes_path_any). */
-double at_profile_writes_scale_any(const struct at_func_profile *p);
+/*
+ * The same for a function by the writes, on the read path (*path, over 3
+ * of its calls there or more), and over however few (*any).
+ */
+void at_profile_writes_scales(const struct at_func_profile *p, double *path, double *any);
 /*
  * Its calls in the windows came in bursts: the reads put it at none, or
  * at an estimate whose 95 % interval is wider than half of it.

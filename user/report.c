@@ -346,10 +346,8 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 	for (size_t i = 0; i < ps->t->nsyms; i++) {
 		if (reads[i])
 			at_profile_reads_scales(&ps->p[i], &rtime[i], &rpath[i]);
-		if (writes[i]) {
-			wpath[i] = at_profile_writes_scale(&ps->p[i]);
-			wany[i] = at_profile_writes_scale_any(&ps->p[i]);
-		}
+		if (writes[i])
+			at_profile_writes_scales(&ps->p[i], &wpath[i], &wany[i]);
 		if (turns[i])
 			tend[i] = at_profile_turn_end_scale(&ps->p[i]);
 		bursty[i] = at_profile_bursty(&ps->p[i]);

@@ -1222,6 +1222,12 @@ static void test_duty_reader_scale(void)
 	at_profile_free(&reader);
 }
 
+/* Estimated, not all by the writes: only a share of lo to hi of its calls went by them. */
+static bool writes_part(const struct at_func_profile *p, double lo, double hi)
+{
+	return p->estimated && !p->by_writes && p->writes_share > lo && p->writes_share < hi;
+}
+
 /*
  * A function whose calls by time follow the writes closely (as
  * test_duty_writes_follow's), but three quarters of them come under caller
@@ -1267,8 +1273,7 @@ static void test_duty_writes_under_readers(void)
 	 */
 	at_profile_estimate_callers(&three, writes, turns, reads, 10);
 	at_profile_estimate_callers(&other, writes, turns, reads, 10);
-	check(three.estimated && !three.by_writes && three.writes_share > 0.2 &&
-		  three.writes_share < 0.3,
+	check(writes_part(&three, 0.2, 0.3),
 	      "duty writes under readers: the lesser part under a writer, the rest under "
 	      "readers and turn callers: only that part goes by the writes");
 	check(other.estimated && other.by_writes,
@@ -1283,12 +1288,10 @@ static void test_duty_writes_under_readers(void)
 	at_profile_estimate_callers(&half, writes, turns, reads, 10);
 	at_profile_estimate_callers(&quarter, writes, turns, reads, 10);
 	at_profile_estimate_callers(&twentieth, writes, turns, reads, 10);
-	check(half.estimated && !half.by_writes && half.writes_share > 0.45 &&
-		  half.writes_share < 0.55,
+	check(writes_part(&half, 0.45, 0.55),
 	      "duty writes under readers: half under a writer, a quarter under a reader: only "
 	      "the writer's half goes by the writes");
-	check(quarter.estimated && !quarter.by_writes && quarter.writes_share > 0.7 &&
-		  quarter.writes_share < 0.8,
+	check(writes_part(&quarter, 0.7, 0.8),
 	      "duty writes under readers: three quarters under a writer, a quarter under a "
 	      "reader: only the writer's part goes by the writes");
 	check(twentieth.estimated && twentieth.by_writes,
@@ -1303,8 +1306,7 @@ static void test_duty_writes_under_readers(void)
 	at_profile_estimate_callers(&mixed, writes, NULL, reads, 10);
 	at_profile_estimate_callers(&blind, writes, NULL, NULL, 10);
 	at_profile_estimate_callers(&reply, writes, NULL, reads, 10);
-	check(mixed.estimated && !mixed.by_writes && mixed.writes_share > 0.2 &&
-		  mixed.writes_share < 0.3,
+	check(writes_part(&mixed, 0.2, 0.3),
 	      "duty writes under readers: mostly under a caller by the reads, only its share "
 	      "under a caller by the writes goes by them");
 	check(blind.estimated && blind.by_writes,
