@@ -8,9 +8,14 @@
 # less between runs than requests/s. Configurations are interleaved.
 #
 # Usage: bench/redis.sh [-r RUNS] [-n REQUESTS] [-c CLIENTS] [-k CONFIG,...] [-o RESULTS_DIR] [-t] [-R REQUESTS]
-#   configurations: none, coarse (every function), budget (--budget 5)
+#   configurations: none, coarse (every function), budget (--budget 5), again
+#   (untraced again, paired with the untraced run before it like a traced
+#   one: the host's own spread, the floor under any traced figure), alt
+#   (--budget 5 again, with ADAPTRACE_ALT and ALT_EXTRA: a variant measured
+#   in the same round)
 #   CLIENTS: redis-benchmark's connections (default 50)
-#   RESULTS_DIR gets the table (redis.md) and the recordings, named by the
+#   RESULTS_DIR gets the table (redis.md), the runs in order (runs.txt, for
+#   bench/redis_pool.py to pool rounds) and the recordings, named by the
 #   SETs sent (as many GETs), for bench/counts.sh, each with the recorder's
 #   stderr (.err)
 #   -R REQUESTS (with -t and -o): first record bench/counts.sh -1's two
@@ -28,7 +33,9 @@
 #   other -t runs.
 # Environment: ADAPTRACE (default ./adaptrace at the top); BUDGET_EXTRA: more
 # record options for the budget configuration (BUDGET_EXTRA='--interval 5':
-# one probing window a second instead of five). Needs root.
+# one probing window a second instead of five); ADAPTRACE_ALT and ALT_EXTRA:
+# the alt configuration's binary and options; AGAIN_GAP: seconds to wait
+# before each run of again, as long as the budget's warm-up takes. Needs root.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=bench/redis_lib.sh
@@ -115,15 +122,17 @@ turn_check() {
 run_one() {
 	local cfg=$1 v
 	case $cfg in
-	none)
+	none | again)
+		[[ $cfg == again ]] && sleep "${AGAIN_GAP:-0}"
 		bench_once
 		((turns)) && echo "redis.sh: untraced: the loop made $(cat "$tmp/turns") turns per request" >&2
 		: ;;
-	coarse | budget)
-		local extra=(--select none)
+	coarse | budget | alt)
+		local extra=(--select none) bin=$ADAPTRACE
 		[[ $cfg == budget ]] && extra=(--budget 5 ${BUDGET_EXTRA:-})
+		[[ $cfg == alt ]] && extra=(--budget 5 ${ALT_EXTRA:-}) bin=${ADAPTRACE_ALT:-$ADAPTRACE}
 		# Not -q: the budget's "coarse budget:" line tells when it has acted.
-		"$ADAPTRACE" record -b "$REDIS" "${extra[@]}" -o "$tmp/$cfg.data" >/dev/null 2>"$tmp/$cfg.err" &
+		"$bin" record -b "$REDIS" "${extra[@]}" -o "$tmp/$cfg.data" >/dev/null 2>"$tmp/$cfg.err" &
 		at_pid=$!
 		recorder_up "$tmp/$cfg.err" "$at_pid" || true # an early exit is reported below
 		local sets=0 rperf= rturns= nturns=
@@ -131,7 +140,7 @@ run_one() {
 			perf stat -x, -e syscalls:sys_enter_epoll_wait -p "$rpid" -o "$tmp/perf-rec" -- sleep 100000 2>/dev/null &
 			rperf=$!
 		fi
-		if [[ $cfg == budget ]]; then
+		if [[ $cfg != coarse ]]; then
 			# The budget acts after 3 s over it: warm up under load until it
 			# has, and 3 s more while the old links are released.
 			local acted=0
@@ -157,7 +166,7 @@ run_one() {
 			nturns=$(awk -F, '/epoll_wait/ { print $1 }' "$tmp/perf-rec")
 			rturns=-$nturns-turns
 		fi
-		[[ $cfg == budget ]] && count_check "$tmp/$cfg.data" "$sets"
+		[[ $cfg != coarse ]] && count_check "$tmp/$cfg.data" "$sets"
 		[[ -n $nturns ]] && turn_check "$tmp/$cfg.data" "$sets" "$nturns"
 		# Keep the recording, named by its SET count (and turns), for bench/counts.sh.
 		if [[ -n $outdir ]]; then
@@ -194,6 +203,7 @@ if [[ -n $refreq ]]; then
 	echo "redis.sh: references in $outdir/ref$clients-* and $outdir/ref1-*" >&2
 fi
 declare -A vals rcpu acpu mcpu pair
+[[ -z $outdir ]] || : >"$outdir/runs.txt"
 for ((i = 1; i <= runs; i++)); do
 	for c in "${cfgs[@]}"; do
 		read -r v r a m <<<"$(run_one "$c")"
@@ -202,7 +212,10 @@ for ((i = 1; i <= runs; i++)); do
 		[[ $c != none && -n ${last_none:-} && $v =~ ^[0-9]+$ ]] &&
 			pair[$c]+="$(awk -v a="$v" -v b="$last_none" 'BEGIN { printf "%.1f", 100 * a / b }') "
 		[[ $c == none && $v =~ ^[0-9]+$ ]] && last_none=$v
-		echo "redis.sh: run $i/$runs $c: $v requests/s; CPU per request: redis $r us, recorder $a us, all CPUs $m us" >&2
+		line="redis.sh: run $i/$runs $c: $v requests/s; CPU per request: redis $r us, recorder $a us, all CPUs $m us"
+		echo "$line" >&2
+		# For bench/redis_pool.py, which pools rounds.
+		[[ -z $outdir ]] || echo "$line" >>"$outdir/runs.txt"
 	done
 done
 pct() { awk -v m="$1" -v b="$2" 'BEGIN { print (b+0 > 0 && m+0 > 0) ? sprintf("%.1f %%", 100 * m / b) : "-" }'; }
@@ -215,7 +228,9 @@ nfuncs=$("$ADAPTRACE" list -b "$REDIS" 2>&1 >/dev/null | grep -o '^[0-9]* functi
 		m=$(med "${vals[$c]}") rm=$(med "${rcpu[$c]}")
 		p=$(med "${pair[$c]:-}")
 		case $c in none) l="untraced" p=- ;; coarse) l="adaptrace -b, all $nfuncs, coarse" ;;
-		budget) l="adaptrace -b, all $nfuncs, --budget 5" ;; esac
+		budget) l="adaptrace -b, all $nfuncs, --budget 5" ;;
+		again) l="untraced again (the host's spread)" ;;
+		alt) l="adaptrace -b, all $nfuncs, --budget 5, variant" ;; esac
 		[[ $p == - ]] || p="$p %"
 		echo "| $l | $m | $(pct "$m" "$base") | $p | $rm | $(pct "$rm" "$rbase") | $(med "${acpu[$c]}") | $(med "${mcpu[$c]}") |"
 	done
