@@ -2,7 +2,9 @@
 """Pool bench/redis.sh rounds: per configuration, the median of every traced
 run's throughput and redis CPU per request against the untraced run before
 it, over all the rounds given, with a bootstrap 95 % interval, and how many
-rounds' own medians fell under 93 %.
+rounds' own medians fell under 93 %. "Either side" holds each traced run
+against the mean of the untraced runs before and after it: a run that comes
+second tends to be the faster on this host, and a traced run always does.
 
 One round's median moves with the host (an untraced configuration paired
 like a traced one, `-k none,again`, spans several points from round to
@@ -47,6 +49,20 @@ def pairs(runs, cfg):
     return out
 
 
+def either_side(runs, cfg):
+    """Each run of cfg against the mean of the untraced runs before and after it
+    (throughput %): a drift of the host, or a second run's gain, cancels."""
+    out = []
+    for i, (c, rps, _) in enumerate(runs):
+        if c != cfg:
+            continue
+        before = next((r[1] for r in reversed(runs[:i]) if r[0] == 'none'), 0)
+        after = next((r[1] for r in runs[i + 1:] if r[0] == 'none'), 0)
+        if before > 0 and after > 0:
+            out.append(200.0 * rps / (before + after))
+    return out
+
+
 def interval(xs, n=2000):
     """The median and a bootstrap 95 % interval of it (fixed seed: reproducible)."""
     rng = random.Random(1)
@@ -79,8 +95,9 @@ def main(argv):
         sys.stderr.write('redis_pool.py: no traced runs in the rounds given\n')
         return 1
     print('| configuration | rounds | pairs | throughput per pair, median [95 %%] '
-          '| rounds under %g %% | redis CPU per pair, median [95 %%] |' % GOAL)
-    print('|---|---:|---:|---|---:|---|')
+          '| rounds under %g %% | either side, median [95 %%] '
+          '| redis CPU per pair, median [95 %%] |' % GOAL)
+    print('|---|---:|---:|---|---:|---|---|')
     for cfg in names:
         per_round = [pairs(r, cfg) for r in rounds]
         per_round = [p for p in per_round if p]
@@ -90,8 +107,10 @@ def main(argv):
         under = sum(1 for p in per_round if statistics.median(t for t, _ in p) < GOAL)
         t = interval([x[0] for x in allp])
         c = interval([x[1] for x in allp])
-        print('| %s | %d | %d | %.1f %% [%.1f, %.1f] | %d | %.1f %% [%.1f, %.1f] |' %
-              ((cfg, len(per_round), len(allp)) + t + (under,) + c))
+        sides = [x for r in rounds for x in either_side(r, cfg)]
+        e = '%.1f %% [%.1f, %.1f]' % interval(sides) if sides else '-'
+        print('| %s | %d | %d | %.1f %% [%.1f, %.1f] | %d | %s | %.1f %% [%.1f, %.1f] |' %
+              ((cfg, len(per_round), len(allp)) + t + (under, e) + c))
     return 0
 
 
