@@ -3,7 +3,8 @@
 # untraced and traced with -b over every function of redis-server (.dynsym),
 # with and without an overhead budget. Prints requests/s medians and the
 # throughput relative to untraced, also per pair (each traced run against the
-# untraced run before it), and CPU time per request: redis-server's, the
+# untraced run before it) and either side (against the mean of the untraced
+# runs before and after it), and CPU time per request: redis-server's, the
 # recorder's and all CPUs'. On a shared host the CPU per request moves far
 # less between runs than requests/s. Configurations are interleaved.
 #
@@ -202,7 +203,8 @@ if [[ -n $refreq ]]; then
 	requests=${saved[0]} clients=${saved[1]} save_as=
 	echo "redis.sh: references in $outdir/ref$clients-* and $outdir/ref1-*" >&2
 fi
-declare -A vals rcpu acpu mcpu pair
+declare -A vals rcpu acpu mcpu pair side
+pending=() # traced runs since the last untraced one, as CONFIG:REQUESTS/S
 [[ -z $outdir ]] || : >"$outdir/runs.txt"
 for ((i = 1; i <= runs; i++)); do
 	for c in "${cfgs[@]}"; do
@@ -211,6 +213,19 @@ for ((i = 1; i <= runs; i++)); do
 		# Each traced run against the untraced run just before it.
 		[[ $c != none && -n ${last_none:-} && $v =~ ^[0-9]+$ ]] &&
 			pair[$c]+="$(awk -v a="$v" -v b="$last_none" 'BEGIN { printf "%.1f", 100 * a / b }') "
+		# And against the mean of the untraced runs on either side: a run that
+		# comes second tends to be the faster here, and a traced run always does.
+		if [[ $v =~ ^[0-9]+$ && -n ${last_none:-} ]]; then
+			if [[ $c == none ]]; then
+				for p in "${pending[@]}"; do
+					side[${p%%:*}]+="$(awk -v a="${p#*:}" -v b="$last_none" -v n="$v" \
+						'BEGIN { printf "%.1f", 200 * a / (b + n) }') "
+				done
+				pending=()
+			else
+				pending+=("$c:$v")
+			fi
+		fi
 		[[ $c == none && $v =~ ^[0-9]+$ ]] && last_none=$v
 		line="redis.sh: run $i/$runs $c: $v requests/s; CPU per request: redis $r us, recorder $a us, all CPUs $m us"
 		echo "$line" >&2
@@ -221,22 +236,24 @@ done
 pct() { awk -v m="$1" -v b="$2" 'BEGIN { print (b+0 > 0 && m+0 > 0) ? sprintf("%.1f %%", 100 * m / b) : "-" }'; }
 nfuncs=$("$ADAPTRACE" list -b "$REDIS" 2>&1 >/dev/null | grep -o '^[0-9]* functions' || true)
 {
-	echo "| configuration | requests/s (median of $runs) | vs untraced | per pair (median) | redis CPU us/request | vs untraced | recorder CPU us/request | all CPUs us/request |"
-	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+	echo "| configuration | requests/s (median of $runs) | vs untraced | per pair (median) | either side (median) | redis CPU us/request | vs untraced | recorder CPU us/request | all CPUs us/request |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 	base=$(med "${vals[none]:-}") rbase=$(med "${rcpu[none]:-}")
 	for c in "${cfgs[@]}"; do
 		m=$(med "${vals[$c]}") rm=$(med "${rcpu[$c]}")
-		p=$(med "${pair[$c]:-}")
-		case $c in none) l="untraced" p=- ;; coarse) l="adaptrace -b, all $nfuncs, coarse" ;;
+		p=$(med "${pair[$c]:-}") e=$(med "${side[$c]:-}")
+		case $c in none) l="untraced" p=- e=- ;; coarse) l="adaptrace -b, all $nfuncs, coarse" ;;
 		budget) l="adaptrace -b, all $nfuncs, --budget 5" ;;
 		again) l="untraced again (the host's spread)" ;;
 		alt) l="adaptrace -b, all $nfuncs, --budget 5, variant" ;; esac
 		[[ $p == - ]] || p="$p %"
-		echo "| $l | $m | $(pct "$m" "$base") | $p | $rm | $(pct "$rm" "$rbase") | $(med "${acpu[$c]}") | $(med "${mcpu[$c]}") |"
+		[[ $e == - ]] || e="$e %"
+		echo "| $l | $m | $(pct "$m" "$base") | $p | $e | $rm | $(pct "$rm" "$rbase") | $(med "${acpu[$c]}") | $(med "${mcpu[$c]}") |"
 	done
 	echo
 	echo "redis-benchmark -n $requests -c $clients -t set,get on loopback; requests/s is the mean of SET and GET;"
-	echo "per pair: each traced run against the untraced run before it; CPU is user and system time over the benchmark"
+	echo "per pair: each traced run against the untraced run before it; either side: against the mean of the untraced"
+	echo "runs before and after it; CPU is user and system time over the benchmark"
 	echo "(all CPUs: busy time, steal left out); $(nproc) CPUs, kernel $(uname -r)."
 	if [[ -n $floor_before ]]; then
 		floor_after=$(sockfloor)
