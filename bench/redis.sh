@@ -210,23 +210,21 @@ for ((i = 1; i <= runs; i++)); do
 	for c in "${cfgs[@]}"; do
 		read -r v r a m <<<"$(run_one "$c")"
 		vals[$c]+="$v " rcpu[$c]+="$r " acpu[$c]+="$a " mcpu[$c]+="$m "
-		# Each traced run against the untraced run just before it.
-		[[ $c != none && -n ${last_none:-} && $v =~ ^[0-9]+$ ]] &&
-			pair[$c]+="$(awk -v a="$v" -v b="$last_none" 'BEGIN { printf "%.1f", 100 * a / b }') "
-		# And against the mean of the untraced runs on either side: a run that
-		# comes second tends to be the faster here, and a traced run always does.
-		if [[ $v =~ ^[0-9]+$ && -n ${last_none:-} ]]; then
+		# Each traced run against the untraced run just before it, and against
+		# the mean of the untraced runs on either side: a run that comes second
+		# tends to be the faster here, and a traced run always does.
+		if [[ $v =~ ^[0-9]+$ ]]; then
 			if [[ $c == none ]]; then
 				for p in "${pending[@]}"; do
 					side[${p%%:*}]+="$(awk -v a="${p#*:}" -v b="$last_none" -v n="$v" \
 						'BEGIN { printf "%.1f", 200 * a / (b + n) }') "
 				done
-				pending=()
-			else
+				pending=() last_none=$v
+			elif [[ -n ${last_none:-} ]]; then
+				pair[$c]+="$(awk -v a="$v" -v b="$last_none" 'BEGIN { printf "%.1f", 100 * a / b }') "
 				pending+=("$c:$v")
 			fi
 		fi
-		[[ $c == none && $v =~ ^[0-9]+$ ]] && last_none=$v
 		line="redis.sh: run $i/$runs $c: $v requests/s; CPU per request: redis $r us, recorder $a us, all CPUs $m us"
 		echo "$line" >&2
 		# For bench/redis_pool.py, which pools rounds.
