@@ -3,14 +3,16 @@
 # untraced and traced with -b over every function of redis-server (.dynsym),
 # with and without an overhead budget. Prints requests/s medians and the
 # throughput relative to untraced, also per pair (each traced run against the
-# untraced run before it) and either side (against the mean of the untraced
-# runs before and after it), and CPU time per request: redis-server's, the
-# recorder's and all CPUs'. On a shared host the CPU per request moves far
-# less between runs than requests/s. Configurations are interleaved.
+# untraced run of its round) and either side (against the mean of the
+# untraced runs before and after it), and CPU time per request: redis-server's,
+# the recorder's and all CPUs'. On a shared host the CPU per request moves far
+# less between runs than requests/s. Configurations are interleaved, every
+# second round in reverse order (none,budget then budget,none), since a run
+# that comes second tends to be the faster here.
 #
-# Usage: bench/redis.sh [-r RUNS] [-n REQUESTS] [-c CLIENTS] [-k CONFIG,...] [-o RESULTS_DIR] [-t] [-R REQUESTS]
+# Usage: bench/redis.sh [-r RUNS] [-n REQUESTS] [-c CLIENTS] [-k CONFIG,...] [-o RESULTS_DIR] [-t] [-R REQUESTS] [-F]
 #   configurations: none, coarse (every function), budget (--budget 5), again
-#   (untraced again, paired with the untraced run before it like a traced
+#   (untraced again, paired with the untraced run of its round like a traced
 #   one: the host's own spread, the floor under any traced figure), alt
 #   (--budget 5 again, with ADAPTRACE_ALT and ALT_EXTRA: a variant measured
 #   in the same round)
@@ -26,6 +28,7 @@
 #   per request differ from one server to the next (dictSdsKeyCaseCompare:
 #   1 or 1.5, as the command table's buckets fall); references from another
 #   server would count that as an error of the estimates.
+#   -F: keep the configurations' order in every round (as before stop 56)
 #   -t: count the turns of redis's event loop (epoll_wait calls, with perf)
 #   per request, and compare beforeSleep's estimate (once a turn) with them.
 #   A recording's name then also gets the turns made while it ran
@@ -43,12 +46,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/redis_lib.sh"
 ADAPTRACE=${ADAPTRACE:-$here/../adaptrace}
 REDIS=${REDIS:-/usr/bin/redis-server}
-runs=3 requests=200000 configs=none,coarse,budget outdir= turns=0 clients=50 refreq= save_as=
-while getopts "r:n:c:k:o:tR:h" opt; do
+runs=3 requests=200000 configs=none,coarse,budget outdir= turns=0 clients=50 refreq= save_as= fixed=0
+while getopts "r:n:c:k:o:tR:Fh" opt; do
 	case $opt in
 	r) runs=$OPTARG ;; n) requests=$OPTARG ;; k) configs=$OPTARG ;; o) outdir=$OPTARG ;;
 	c) clients=$OPTARG ;;
 	t) turns=1 ;;
+	F) fixed=1 ;;
 	R) refreq=$OPTARG ;;
 	*) sed -n '/^# Usage:/,/^# Environment/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 	esac
@@ -207,22 +211,36 @@ declare -A vals rcpu acpu mcpu pair side
 pending=() # traced runs since the last untraced one, as CONFIG:REQUESTS/S
 [[ -z $outdir ]] || : >"$outdir/runs.txt"
 for ((i = 1; i <= runs; i++)); do
-	for c in "${cfgs[@]}"; do
+	# Every second round runs in reverse, so a traced run comes first in half
+	# the pairs: a run that comes second tends to be the faster here (-F: not).
+	order=("${cfgs[@]}")
+	if ((!fixed && i % 2 == 0)); then
+		order=()
+		for ((j = ${#cfgs[@]} - 1; j >= 0; j--)); do order+=("${cfgs[j]}"); done
+	fi
+	round_none= round_traced=()
+	for c in "${order[@]}"; do
 		read -r v r a m <<<"$(run_one "$c")"
 		vals[$c]+="$v " rcpu[$c]+="$r " acpu[$c]+="$a " mcpu[$c]+="$m "
-		# Each traced run against the untraced run just before it, and against
-		# the mean of the untraced runs on either side: a run that comes second
-		# tends to be the faster here, and a traced run always does.
+		# Each traced run against the untraced run of its round (per pair), and
+		# against the mean of the untraced runs on either side.
 		if [[ $v =~ ^[0-9]+$ ]]; then
 			if [[ $c == none ]]; then
 				for p in "${pending[@]}"; do
-					side[${p%%:*}]+="$(awk -v a="${p#*:}" -v b="$last_none" -v n="$v" \
+					[[ -z ${last_none:-} ]] || side[${p%%:*}]+="$(awk -v a="${p#*:}" -v b="$last_none" -v n="$v" \
 						'BEGIN { printf "%.1f", 200 * a / (b + n) }') "
 				done
-				pending=() last_none=$v
-			elif [[ -n ${last_none:-} ]]; then
-				pair[$c]+="$(awk -v a="$v" -v b="$last_none" 'BEGIN { printf "%.1f", 100 * a / b }') "
+				for p in "${round_traced[@]}"; do
+					pair[${p%%:*}]+="$(awk -v a="${p#*:}" -v b="$v" 'BEGIN { printf "%.1f", 100 * a / b }') "
+				done
+				pending=() round_traced=() last_none=$v round_none=$v
+			else
 				pending+=("$c:$v")
+				if [[ -n $round_none ]]; then
+					pair[$c]+="$(awk -v a="$v" -v b="$round_none" 'BEGIN { printf "%.1f", 100 * a / b }') "
+				else
+					round_traced+=("$c:$v")
+				fi
 			fi
 		fi
 		line="redis.sh: run $i/$runs $c: $v requests/s; CPU per request: redis $r us, recorder $a us, all CPUs $m us"
@@ -250,8 +268,9 @@ nfuncs=$("$ADAPTRACE" list -b "$REDIS" 2>&1 >/dev/null | grep -o '^[0-9]* functi
 	done
 	echo
 	echo "redis-benchmark -n $requests -c $clients -t set,get on loopback; requests/s is the mean of SET and GET;"
-	echo "per pair: each traced run against the untraced run before it; either side: against the mean of the untraced"
-	echo "runs before and after it; CPU is user and system time over the benchmark"
+	echo "per pair: each traced run against the untraced run of its round (every second round in reverse order"
+	echo "unless -F); either side: against the mean of the untraced runs before and after it; CPU is user and"
+	echo "system time over the benchmark"
 	echo "(all CPUs: busy time, steal left out); $(nproc) CPUs, kernel $(uname -r)."
 	if [[ -n $floor_before ]]; then
 		floor_after=$(sockfloor)

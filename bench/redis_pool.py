@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Pool bench/redis.sh rounds: per configuration, the median of every traced
-run's throughput and redis CPU per request against the untraced run before
-it, over all the rounds given, with a bootstrap 95 % interval, and how many
+run's throughput and redis CPU per request against the untraced run of its
+round (the one before it in rounds run with -F, or before stop 56), over all
+the rounds given, with a bootstrap 95 % interval, and how many
 rounds' own medians fell under 93 %. "Either side" holds each traced run
 against the mean of the untraced runs before and after it: a run that comes
-second tends to be the faster on this host, and a traced run always does.
+second tends to be the faster on this host, and before stop 56 a traced run
+always did.
 
 One round's median moves with the host (an untraced configuration paired
 like a traced one, `-k none,again`, spans several points from round to
@@ -20,13 +22,13 @@ import re
 import statistics
 import sys
 
-RUN = re.compile(r'redis\.sh: run \d+/\d+ (\w+): (\d+) requests/s; '
+RUN = re.compile(r'redis\.sh: run (\d+)/\d+ (\w+): (\d+) requests/s; '
                  r'CPU per request: redis ([\d.]+) us')
 GOAL = 93.0
 
 
 def runs_of(path):
-    """The round's runs in order: (configuration, requests/s, redis us/request)."""
+    """The round's runs in order: (configuration, requests/s, redis us/request, round)."""
     if os.path.isdir(path):
         path = os.path.join(path, 'runs.txt')
     out = []
@@ -34,18 +36,18 @@ def runs_of(path):
         for line in f:
             m = RUN.match(line)
             if m:
-                out.append((m.group(1), int(m.group(2)), float(m.group(3))))
+                out.append((m.group(2), int(m.group(3)), float(m.group(4)), int(m.group(1))))
     return out
 
 
 def pairs(runs, cfg):
-    """Each run of cfg against the untraced run before it: (throughput %, CPU %)."""
-    out, last = [], None
-    for c, rps, cpu in runs:
-        if c == 'none':
-            last = (rps, cpu)
-        elif c == cfg and last and last[0] > 0 and last[1] > 0:
-            out.append((100.0 * rps / last[0], 100.0 * cpu / last[1]))
+    """Each run of cfg against the untraced run of its round: (throughput %, CPU %)."""
+    untraced = {n: (rps, cpu) for c, rps, cpu, n in runs if c == 'none'}
+    out = []
+    for c, rps, cpu, n in runs:
+        base = untraced.get(n)
+        if c == cfg and base and base[0] > 0 and base[1] > 0:
+            out.append((100.0 * rps / base[0], 100.0 * cpu / base[1]))
     return out
 
 
@@ -53,7 +55,7 @@ def either_side(runs, cfg):
     """Each run of cfg against the mean of the untraced runs before and after it
     (throughput %): a drift of the host, or a second run's gain, cancels."""
     out = []
-    for i, (c, rps, _) in enumerate(runs):
+    for i, (c, rps, _, _) in enumerate(runs):
         if c != cfg:
             continue
         before = next((r[1] for r in reversed(runs[:i]) if r[0] == 'none'), 0)
@@ -90,7 +92,7 @@ def main(argv):
         except OSError as e:
             sys.stderr.write('redis_pool.py: %s: %s\n' % (p, e.strerror))
             return 1
-    names = cfgs or sorted({c for r in rounds for c, _, _ in r if c != 'none'})
+    names = cfgs or sorted({c for r in rounds for c, _, _, _ in r if c != 'none'})
     if not names:
         sys.stderr.write('redis_pool.py: no traced runs in the rounds given\n')
         return 1
