@@ -156,6 +156,20 @@ void at_duty_wake_drain(struct at_duty *d);
  */
 uint32_t at_duty_linger_lengths(uint32_t nread_intervals, uint32_t nturned_intervals, bool tail);
 
+/*
+ * Whether the target's reads shifted to sizes the windows have hardly
+ * seen: between refcalls' read classes at the last look (last) and now
+ * (cur; n classes), SHIFT_SHARE of the reads or more, and SHIFT_MIN_READS,
+ * are of classes with fewer than AT_DUTY_MIN_STRATUM reads in the windows
+ * so far. A connection's first read and end of file never count as new:
+ * they come in bursts as clients come and go. The slot's window then
+ * opens at once (after two such looks in a row, duty.c) instead of at its
+ * random point, so a kind of request that lasts less than a slot is seen.
+ */
+#define SHIFT_SHARE	0.25
+#define SHIFT_MIN_READS 30
+bool at_duty_shifted(const struct at_reads *cur, const struct at_reads *last, uint32_t n);
+
 /* Open and close windows, finish releases; returns ms until the next step, or -1. */
 int at_duty_poll(struct at_duty *d, uint64_t now);
 

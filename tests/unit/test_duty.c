@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The duty cycle's pure rules: how long a closed window may linger. */
+/* The duty cycle's pure rules: how long a closed window may linger, and when one comes early. */
 #include <stdint.h>
 #include <stdio.h>
 
@@ -34,6 +34,43 @@ int main(void)
 	      "linger: every interval turned, at the counters' limit");
 	check(at_duty_linger_lengths(UINT32_MAX, 0, false) == 15,
 	      "linger: none turned, at the counters' limit");
+	{
+		struct at_reads last[AT_READ_CLASSES] = {0}, cur[AT_READ_CLASSES] = {0};
+
+		/* redis-benchmark's SETs (class 13) seen in the windows, then its GETs (class 4).
+		 */
+		last[13] = (struct at_reads){.all = 100000, .on = 400};
+		cur[13] = last[13];
+		cur[4] = (struct at_reads){.all = 11000};
+		check(at_duty_shifted(cur, last, AT_READ_CLASSES), "shift: GETs no window saw");
+		/* The GETs seen by 3 window reads: not new any more. */
+		cur[4].on = 3;
+		check(!at_duty_shifted(cur, last, AT_READ_CLASSES), "shift: GETs seen 3 times");
+		cur[4].on = 2;
+		/* A quarter of the reads since the last look, at least. */
+		cur[13].all = last[13].all + 3 * 11000;
+		check(at_duty_shifted(cur, last, AT_READ_CLASSES), "shift: a quarter unseen");
+		cur[13].all++;
+		check(!at_duty_shifted(cur, last, AT_READ_CLASSES),
+		      "shift: under a quarter unseen");
+		/* Too few reads to matter: a connection's first reads. */
+		cur[13].all = last[13].all;
+		cur[4].all = SHIFT_MIN_READS - 1;
+		check(!at_duty_shifted(cur, last, AT_READ_CLASSES), "shift: 29 new reads, too few");
+		cur[4].all = SHIFT_MIN_READS;
+		check(at_duty_shifted(cur, last, AT_READ_CLASSES), "shift: 30 new reads");
+		/* A burst of connections or hang-ups is not a new kind of request. */
+		cur[4].all = 0;
+		cur[AT_CLASS_FIRST].all = 1000;
+		cur[AT_CLASS_EOF].all = 1000;
+		check(!at_duty_shifted(cur, last, AT_READ_CLASSES),
+		      "shift: connections come and go");
+		/* Nothing read since the last look, or a counter behind it. */
+		check(!at_duty_shifted(last, last, AT_READ_CLASSES), "shift: nothing read");
+		cur[4] = (struct at_reads){0};
+		last[4].all = 500;
+		check(!at_duty_shifted(cur, last, AT_READ_CLASSES), "shift: a counter behind");
+	}
 	printf("# %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
