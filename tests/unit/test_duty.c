@@ -42,34 +42,60 @@ int main(void)
 		last[13] = (struct at_reads){.all = 100000, .on = 400};
 		cur[13] = last[13];
 		cur[4] = (struct at_reads){.all = 11000};
-		check(at_duty_shifted(cur, last, AT_READ_CLASSES), "shift: GETs no window saw");
+		check(at_duty_shifted(cur, last, NULL, AT_READ_CLASSES, 0),
+		      "shift: GETs no window saw");
 		/* The GETs seen by 3 window reads: not new any more. */
 		cur[4].on = 3;
-		check(!at_duty_shifted(cur, last, AT_READ_CLASSES), "shift: GETs seen 3 times");
+		check(!at_duty_shifted(cur, last, NULL, AT_READ_CLASSES, 0),
+		      "shift: GETs seen 3 times");
 		cur[4].on = 2;
 		/* A quarter of the reads since the last look, at least. */
 		cur[13].all = last[13].all + 3 * 11000;
-		check(at_duty_shifted(cur, last, AT_READ_CLASSES), "shift: a quarter unseen");
+		check(at_duty_shifted(cur, last, NULL, AT_READ_CLASSES, 0),
+		      "shift: a quarter unseen");
 		cur[13].all++;
-		check(!at_duty_shifted(cur, last, AT_READ_CLASSES),
+		check(!at_duty_shifted(cur, last, NULL, AT_READ_CLASSES, 0),
 		      "shift: under a quarter unseen");
 		/* Too few reads to matter: a connection's first reads. */
 		cur[13].all = last[13].all;
 		cur[4].all = SHIFT_MIN_READS - 1;
-		check(!at_duty_shifted(cur, last, AT_READ_CLASSES), "shift: 29 new reads, too few");
+		check(!at_duty_shifted(cur, last, NULL, AT_READ_CLASSES, 0),
+		      "shift: 29 new reads, too few");
 		cur[4].all = SHIFT_MIN_READS;
-		check(at_duty_shifted(cur, last, AT_READ_CLASSES), "shift: 30 new reads");
+		check(at_duty_shifted(cur, last, NULL, AT_READ_CLASSES, 0), "shift: 30 new reads");
 		/* A burst of connections or hang-ups is not a new kind of request. */
 		cur[4].all = 0;
 		cur[AT_CLASS_FIRST].all = 1000;
 		cur[AT_CLASS_EOF].all = 1000;
-		check(!at_duty_shifted(cur, last, AT_READ_CLASSES),
+		check(!at_duty_shifted(cur, last, NULL, AT_READ_CLASSES, 0),
 		      "shift: connections come and go");
+		/* GETs seen before the latest move, none since: new to the moved functions. */
+		{
+			uint64_t from[AT_READ_CLASSES] = {0};
+
+			cur[AT_CLASS_FIRST].all = cur[AT_CLASS_EOF].all = 0;
+			cur[4] = (struct at_reads){.all = 11000, .on = 401};
+			from[4] = 400;
+			check(at_duty_shifted(cur, last, from, AT_READ_CLASSES, 0),
+			      "shift: GETs seen only before the move");
+			cur[4].on = 403;
+			check(!at_duty_shifted(cur, last, from, AT_READ_CLASSES, 0),
+			      "shift: GETs seen 3 times since the move");
+		}
+		/* In a lull: fewer reads than min_all, half what the latest interval's rate makes.
+		 */
+		cur[4].on = 0;
+		check(!at_duty_shifted(cur, last, NULL, AT_READ_CLASSES, 11001),
+		      "shift: 11000 reads where 22002 were due");
+		check(at_duty_shifted(cur, last, NULL, AT_READ_CLASSES, 11000),
+		      "shift: 11000 reads where 22000 were due");
 		/* Nothing read since the last look, or a counter behind it. */
-		check(!at_duty_shifted(last, last, AT_READ_CLASSES), "shift: nothing read");
+		check(!at_duty_shifted(last, last, NULL, AT_READ_CLASSES, 0),
+		      "shift: nothing read");
 		cur[4] = (struct at_reads){0};
 		last[4].all = 500;
-		check(!at_duty_shifted(cur, last, AT_READ_CLASSES), "shift: a counter behind");
+		check(!at_duty_shifted(cur, last, NULL, AT_READ_CLASSES, 0),
+		      "shift: a counter behind");
 	}
 	printf("# %d passed, %d failed\n", passed, failed);
 	return failed != 0;
