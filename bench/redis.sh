@@ -208,6 +208,8 @@ if [[ -n $refreq ]]; then
 	echo "redis.sh: references in $outdir/ref$clients-* and $outdir/ref1-*" >&2
 fi
 declare -A vals rcpu acpu mcpu pair side
+# ratio A B: A as a percentage of B, one decimal.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", 100 * a / b }'; }
 pending=() # traced runs since the last untraced one, as CONFIG:REQUESTS/S
 [[ -z $outdir ]] || : >"$outdir/runs.txt"
 for ((i = 1; i <= runs; i++)); do
@@ -227,17 +229,17 @@ for ((i = 1; i <= runs; i++)); do
 		if [[ $v =~ ^[0-9]+$ ]]; then
 			if [[ $c == none ]]; then
 				for p in "${pending[@]}"; do
-					[[ -z ${last_none:-} ]] || side[${p%%:*}]+="$(awk -v a="${p#*:}" -v b="$last_none" -v n="$v" \
-						'BEGIN { printf "%.1f", 200 * a / (b + n) }') "
+					[[ -z ${last_none:-} ]] ||
+						side[${p%%:*}]+="$(ratio "$((2 * ${p#*:}))" "$((last_none + v))") "
 				done
 				for p in "${round_traced[@]}"; do
-					pair[${p%%:*}]+="$(awk -v a="${p#*:}" -v b="$v" 'BEGIN { printf "%.1f", 100 * a / b }') "
+					pair[${p%%:*}]+="$(ratio "${p#*:}" "$v") "
 				done
 				pending=() round_traced=() last_none=$v round_none=$v
 			else
 				pending+=("$c:$v")
 				if [[ -n $round_none ]]; then
-					pair[$c]+="$(awk -v a="$v" -v b="$round_none" 'BEGIN { printf "%.1f", 100 * a / b }') "
+					pair[$c]+="$(ratio "$v" "$round_none") "
 				else
 					round_traced+=("$c:$v")
 				fi

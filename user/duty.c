@@ -732,6 +732,12 @@ static void plan_open(struct at_duty *d)
 	d->next_open = d->slot + d->rng % span;
 }
 
+/* Windows have run, none is on, and the yardsticks are in all along. */
+static bool shift_between_windows(const struct at_duty *d)
+{
+	return d->narm && !d->open && !d->lingering && !d->inputs_off && !at_yard_sampled(d->yard);
+}
+
 /*
  * Whether the loader looks for a shift now: no window is on, and the next
  * one's slot begins within a slot. It opens a window early only once that
@@ -742,8 +748,7 @@ static void plan_open(struct at_duty *d)
  */
 static bool shift_watch(const struct at_duty *d, uint64_t now)
 {
-	return d->narm && !d->open && !d->lingering && !d->inputs_off &&
-	       !at_yard_sampled(d->yard) && d->slot <= now + slot_ns(d) && now < d->next_open;
+	return shift_between_windows(d) && d->slot <= now + slot_ns(d) && now < d->next_open;
 }
 
 /*
@@ -758,21 +763,29 @@ static bool shift_swap_ok(const struct at_duty *d, uint64_t now)
 	return !d->swapped_at || now >= d->swapped_at + SWAP_SLOTS * slot_ns(d);
 }
 
-bool at_duty_shifted(const struct at_reads *cur, const struct at_reads *last,
-		     const uint64_t *seen_from, uint32_t n, double min_all)
+/* The reads since the last look (*all), and those of classes the windows hardly saw (*unseen). */
+static void shift_counts(const struct at_reads *cur, const struct at_reads *last,
+			 const uint64_t *seen_from, uint32_t n, uint64_t *all, uint64_t *unseen)
 {
-	uint64_t all = 0, unseen = 0;
-
+	*all = *unseen = 0;
 	for (uint32_t k = 0; k < n; k++) {
 		/* A counter behind its last look (an imputed count redone) adds nothing. */
 		uint64_t d = cur[k].all > last[k].all ? cur[k].all - last[k].all : 0;
 		uint64_t from = seen_from ? seen_from[k] : 0;
 		uint64_t seen = cur[k].on > from ? cur[k].on - from : 0;
 
-		all += d;
+		*all += d;
 		if (seen < AT_DUTY_MIN_STRATUM && k != AT_CLASS_EOF && k != AT_CLASS_FIRST)
-			unseen += d;
+			*unseen += d;
 	}
+}
+
+bool at_duty_shifted(const struct at_reads *cur, const struct at_reads *last,
+		     const uint64_t *seen_from, uint32_t n, double min_all)
+{
+	uint64_t all, unseen;
+
+	shift_counts(cur, last, seen_from, n, &all, &unseen);
 	return unseen >= SHIFT_MIN_READS && (double)unseen >= SHIFT_SHARE * (double)all &&
 	       (double)all >= min_all;
 }
@@ -801,17 +814,14 @@ static bool shift_due(struct at_duty *d, uint64_t now)
 	else
 		d->shift_looks = 0;
 	if (at_env_flag("ADAPTRACE_DEBUG")) {
-		uint64_t all = 0, seen = 0;
+		uint64_t all, unseen;
 
-		for (uint32_t k = 0; k < AT_READ_CLASSES; k++) {
-			all += cur[k].all > d->shift_last[k].all ? cur[k].all - d->shift_last[k].all
-								 : 0;
-			seen += cur[k].on > d->seen_from[k] ? cur[k].on - d->seen_from[k] : 0;
-		}
-		at_err("duty: look: %" PRIu64 " reads (lull under %.0f), %" PRIu64
-		       " window reads since the move, %u in a row; slot %+.0f ms, window %+.0f ms",
-		       all, lull, seen, d->shift_looks, ((double)d->slot - (double)now) / 1e6,
-		       ((double)d->next_open - (double)now) / 1e6);
+		shift_counts(cur, d->shift_last, d->seen_from, AT_READ_CLASSES, &all, &unseen);
+		at_err(
+		    "duty: look: %" PRIu64 " reads (lull under %.0f), %" PRIu64
+		    " of sizes the windows hardly saw, %u in a row; slot %+.0f ms, window %+.0f ms",
+		    all, lull, unseen, d->shift_looks, ((double)d->slot - (double)now) / 1e6,
+		    ((double)d->next_open - (double)now) / 1e6);
 	}
 	memcpy(d->shift_last, cur, sizeof(cur));
 	return d->shift_looks >= SHIFT_LOOKS;
@@ -1126,8 +1136,7 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 		uint64_t next = d->open ? d->opened + d->win_ns : d->next_open, t = at_now_ns();
 		int ms;
 
-		if (d->narm && !d->open && !d->lingering && !d->inputs_off &&
-		    !at_yard_sampled(d->yard)) {
+		if (shift_between_windows(d)) {
 			/* The next look for a shift: once the next window's slot is a slot away. */
 			uint64_t look = d->shift_checked + SHIFT_CHECK_NS;
 			uint64_t from = d->slot > slot_ns(d) ? d->slot - slot_ns(d) : 0;
