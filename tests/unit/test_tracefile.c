@@ -1522,6 +1522,30 @@ static void test_duty_turn_callers(void)
 }
 
 /*
+ * A turn caller seen in one interval of 8, with 150 calls: clients
+ * connecting (redis's listCreate under createClient), not once-a-turn
+ * work. The turns scale only turn callers seen in half the intervals
+ * whose windows saw a turn end; by the 16 ends seen of 8000, those 150
+ * calls alone would make 75000.
+ */
+static void test_duty_turn_caller_burst(void)
+{
+	static const uint64_t r_on[8] = {20, 8, 16, 24, 12, 18, 10, 20},
+			      u_on[8] = {2, 1, 3, 4, 1, 2, 1, 2},
+			      a_on[8] = {3, 1, 2, 2, 4, 1, 2, 3};
+	struct at_func_profile q = {0};
+	bool writes[10] = {0}, turns[10] = {[9] = true};
+
+	for (int i = 0; i < 8; i++)
+		add_turns_interval(&q, r_on[i], r_on[i], u_on[i], a_on[i], 2 * r_on[i],
+				   i == 3 ? 150 : 0);
+	at_profile_estimate_callers(&q, writes, turns, NULL, 10);
+	check(q.estimated && q.turns_share == 0 && q.c.calls > 16000 && q.c.calls < 25000,
+	      "duty turn callers: one seen in 1 interval of 8 is a burst, not scaled by the turns");
+	at_profile_free(&q);
+}
+
+/*
  * An interval of an event loop with its read path: 1000 reads (class 3),
  * 1000 writes and 600 turns' ends; in its windows r_on reads, and on the
  * read path rp_t turns' ends and rp_w writes. A function runs y times
@@ -3125,6 +3149,7 @@ int main(int argc, char **argv)
 	test_duty_turns();
 	test_duty_turns_left_out();
 	test_duty_turn_callers();
+	test_duty_turn_caller_burst();
 	test_duty_rp_callers();
 	test_duty_rp_turn_caller_own();
 	test_duty_rp_few_turns();
