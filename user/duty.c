@@ -235,6 +235,7 @@ struct at_duty *at_duty_new(const struct at_duty_opts *o)
 	d->yard = at_yard_new(&(struct at_yard_opts){
 	    .inputs = o->inputs,
 	    .outputs = o->outputs,
+	    .accepts = o->accepts,
 	    .refcalls_fd = o->refcalls_fd,
 	    .pid = o->pid,
 	    .exe = o->exe,

@@ -73,6 +73,7 @@ struct at_duty_opts {
 	 */
 	struct bpf_program *inputs;  /* duty_inputs: counts the target's socket reads */
 	struct bpf_program *outputs; /* duty_outputs: and writes (NULL: not on this kernel) */
+	struct bpf_program *accepts; /* duty_accepts: and the accepts, on libc's (NULL: none) */
 	int refcalls_fd;	     /* ... into these per-CPU counters, per size class */
 	int wcalls_fd;		     /* window calls per function and read class */
 	int wcallers_fd;	     /* window calls per function and innermost caller */

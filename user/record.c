@@ -589,6 +589,8 @@ static int load_programs(struct recorder *r)
 	bpf_program__set_autoload(s->progs.duty_outputs,
 				  bpf_program__autoload(s->progs.duty_inputs) &&
 				      at_has_sock_send_tp());
+	bpf_program__set_autoload(s->progs.duty_accepts,
+				  bpf_program__autoload(s->progs.duty_inputs));
 	if (bpf_program__autoload(s->progs.duty_inputs))
 		bpf_map__set_max_entries(s->maps.wcalls, (n + 1) * AT_WCALL_SLOTS);
 	else /* preallocated per CPU: no windows, no room */
@@ -864,6 +866,8 @@ static void setup_duty(struct recorder *r)
 		o.inputs = r->skel->progs.duty_inputs;
 	if (bpf_program__autoload(r->skel->progs.duty_outputs))
 		o.outputs = r->skel->progs.duty_outputs;
+	if (bpf_program__autoload(r->skel->progs.duty_accepts))
+		o.accepts = r->skel->progs.duty_accepts;
 	o.refcalls_fd = bpf_map__fd(r->skel->maps.refcalls);
 	o.wcalls_fd = bpf_map__fd(r->skel->maps.wcalls);
 	o.wcallers_fd = bpf_map__fd(r->skel->maps.wcallers);

@@ -172,7 +172,7 @@ struct proc_io {
 
 struct at_yard {
 	struct at_yard_opts o;
-	struct bpf_link *in, *out;
+	struct bpf_link *in, *out, *acc[2];
 	bool has_in, has_out;
 	bool sampled;	    /* in only when needed and for samples */
 	bool need;	    /* a window needs them */
@@ -362,12 +362,32 @@ static bool impute_switch(struct at_yard *y, bool ok, const uint64_t *before, ui
 	return false;
 }
 
+/*
+ * duty_accepts on the return of libc's accept and accept4 (libbpf finds
+ * libc.so.6 on the library path). Without them, a static target or a
+ * libc of its own, the accepts' calls go with the thread's latest read.
+ */
+static void attach_accepts(struct at_yard *y)
+{
+	static const char *const funcs[] = {"accept", "accept4"};
+
+	for (size_t i = 0; i < 2 && y->o.accepts; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = funcs[i], .retprobe = true);
+
+		if (!y->acc[i])
+			y->acc[i] = bpf_program__attach_uprobe_opts(
+			    y->o.accepts, y->o.pid ? y->o.pid : -1, "libc.so.6", 0, &uo);
+	}
+}
+
 static bool attach(struct at_yard *y)
 {
 	if (y->has_in && !y->in)
 		y->in = bpf_program__attach(y->o.inputs);
 	if (y->has_out && !y->out)
 		y->out = bpf_program__attach(y->o.outputs);
+	if (y->in)
+		attach_accepts(y);
 	return (!y->has_in || y->in) && (!y->has_out || y->out);
 }
 
@@ -375,6 +395,10 @@ static void detach(struct at_yard *y)
 {
 	bpf_link__destroy(y->in);
 	bpf_link__destroy(y->out);
+	for (size_t i = 0; i < 2; i++) {
+		bpf_link__destroy(y->acc[i]);
+		y->acc[i] = NULL;
+	}
 	y->in = y->out = NULL;
 }
 
@@ -502,6 +526,8 @@ struct at_yard *at_yard_new(const struct at_yard_opts *o)
 	/* They count from the start: which functions run once a turn is known from exact counts. */
 	y->has_in = o->inputs && (y->in = bpf_program__attach(o->inputs));
 	y->has_out = y->has_in && o->outputs && (y->out = bpf_program__attach(o->outputs));
+	if (y->has_in)
+		attach_accepts(y);
 	y->in_since = at_now_ns();
 	y->sample_len = SAMPLE_NS;
 	if (!o->pid && o->exe && !stat(o->exe, &st)) {

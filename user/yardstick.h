@@ -23,6 +23,7 @@ struct bpf_program;
 struct at_yard_opts {
 	struct bpf_program *inputs;  /* duty_inputs (NULL: no yardstick) */
 	struct bpf_program *outputs; /* duty_outputs (NULL: not on this kernel) */
+	struct bpf_program *accepts; /* duty_accepts, on libc's accepts (NULL: none) */
 	int refcalls_fd;	     /* their per-CPU counters */
 	pid_t pid;		     /* the target; 0: every process running exe */
 	const char *exe;	     /* the -b executable */

@@ -11,12 +11,12 @@
 
 DUTY=$TARGETS/duty
 
-# Links of adaptrace's coarse and detail programs still in the kernel.
+# Links of adaptrace's coarse, detail and duty-cycle programs still in the kernel.
 our_links()
 {
 	local ids
 	ids=$("$BPFTOOL" prog show -j 2>/dev/null |
-		jq -r '.[] | select(.name // "" | test("^(coarse|detail)_")) | .id')
+		jq -r '.[] | select(.name // "" | test("^(coarse|detail|duty)_")) | .id')
 	"$BPFTOOL" link show -j 2>/dev/null | jq --arg ids "$ids" \
 		'[.[] | select((.prog_id | tostring) as $p | ($ids | split("\n") | index($p)))] | length'
 }
@@ -298,6 +298,23 @@ if report_json "$WORK/e.data" "$WORK/e.json"; then
 		"$requests" 10
 fi
 expect_eq "evloop: no coarse or detail link left" "$(our_links)" 0
+
+# Clients that come and go in bursts: connburst's 32 connect at once, send
+# 100 requests each and hang up at once, over and over, and a client's
+# setup (8 obj_alloc calls) comes in the turn its predecessor hung up. The
+# accepts count in the first reads' class (duty_accepts, on libc's
+# accept4), and the setup's calls go with them, not with the hang-ups.
+at_run "$WORK/cb" record -o "$WORK/cb.data" -f obj_alloc -f obj_free -f handle_request \
+	-f setup_client -f teardown_client --select none --budget 5 -- "$TARGETS/connburst" 6
+expect_eq "connburst: record --budget 5 exits 0" "$RC" 0
+if report_json "$WORK/cb.data" "$WORK/cb.json"; then
+	expect_eq "connburst: obj_alloc is estimated" "$(fn "$WORK/cb.json" obj_alloc estimated)" true
+	expect_near "connburst: obj_alloc's estimate, per request and per client" \
+		"$(fn "$WORK/cb.json" obj_alloc calls)" "$(kv "$WORK/cb.out" allocs)" 10
+	expect_near "connburst: handle_request's estimate" \
+		"$(fn "$WORK/cb.json" handle_request calls)" "$(kv "$WORK/cb.out" requests)" 10
+fi
+expect_eq "connburst: no coarse, detail or duty link left" "$(our_links)" 0
 
 # Turn windows: with 64 clients (16 and 32 in turn) evloop reads some 18
 # requests a turn, so the step before the move tells the functions run once
