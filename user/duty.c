@@ -137,14 +137,11 @@ struct at_duty {
 	struct at_reads shift_last[AT_READ_CLASSES];
 	uint64_t seen_from[AT_READ_CLASSES]; /* each class's window reads at the latest move */
 	uint64_t shift_checked;
-	uint32_t shift_looks;  /* looks in a row that found a shift */
-	double read_rate;      /* the target's reads a ns in the latest interval */
-	bool force_normal;     /* the next window opens early, a normal one in a turn's slot */
-	uint64_t swapped_at;   /* ... when it last did */
-	bool extra;	       /* the next window is one more, outside the slots */
-	uint64_t extra_resume; /* ... and the due turn window opens here after it */
-	uint32_t nshifted;     /* windows opened early for a shift */
-	uint32_t nextra;       /* ... of them extra ones */
+	uint32_t shift_looks; /* looks in a row that found a shift */
+	double read_rate;     /* the target's reads a ns in the latest interval */
+	bool force_normal;    /* the next window opens early, a normal one in a turn's slot */
+	uint64_t swapped_at;  /* ... when it last did */
+	uint32_t nshifted;    /* windows opened early for a shift */
 	uint64_t *wpercpu;
 	int ncpus;
 	uint32_t *bkeys; /* batch lookup buffers, AT_WCALL_SLOTS entries */
@@ -760,11 +757,7 @@ static bool shift_watch(const struct at_duty *d, uint64_t now)
  * in SWAP_SLOTS slots. Waiting at every shift, redis's warm-up left 1-3
  * turn windows a recording, against 4-5; not waiting, a run of GETs that
  * came after a normal window had to wait for the next one, a period on,
- * and was missed. Past that, the normal window is an extra one and the
- * turn window keeps its slot: in 1 of 8 redis recordings a run of GETs
- * shifted the reads for 9 looks in a row, the turn window took the slot,
- * the run ended before the next normal window, and the requests' calls
- * came out 22-50 % low.
+ * and was missed.
  */
 static bool shift_swap_ok(const struct at_duty *d, uint64_t now)
 {
@@ -1062,24 +1055,17 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 	}
 	/* Looks go on while a window's links are released: here that took up to 0.5 s. */
 	if (shift_watch(d, now) && now >= d->shift_checked + SHIFT_CHECK_NS && shift_due(d, now) &&
-	    d->slot <= now) {
+	    d->slot <= now && (!(d->turn_next && d->nturnwise) || shift_swap_ok(d, now))) {
 		if (at_env_flag("ADAPTRACE_DEBUG"))
 			at_err("duty: reads of sizes the windows have not seen: a window %.0f ms "
-			       "early%s",
-			       (double)(d->next_open - now) / 1e6,
-			       d->turn_next && d->nturnwise && !shift_swap_ok(d, now)
-				   ? ", an extra one"
-				   : "");
+			       "early",
+			       (double)(d->next_open - now) / 1e6);
+		d->next_open = now;
 		if (d->turn_next && d->nturnwise) {
 			/* A normal one: a turn window's reads leave a class unseen. */
 			d->force_normal = true;
-			d->extra = !shift_swap_ok(d, now);
-			d->extra_resume = d->next_open;
-			if (!d->extra)
-				d->swapped_at = now;
-			d->nextra += d->extra;
+			d->swapped_at = now;
 		}
-		d->next_open = now;
 		d->nshifted++;
 		d->shift_looks = 0;
 	}
@@ -1088,19 +1074,14 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 		bool turn = d->turn_next && d->nturnwise && !d->force_normal;
 		uint64_t armed_from, cpu0 = at_thread_cpu_ns();
 
-		if (d->extra) {
-			/* Outside the slots: the turn window is still due in this one. */
-			d->next_open = d->extra_resume;
-		} else {
-			d->slot += slot_ns(d);
-			if (d->slot + slot_ns(d) <= now)
-				d->slot = now;
-			plan_open(d);
-			/* After a swap the turn window is still due. */
-			if (!d->force_normal)
-				d->turn_next = !turn;
-		}
-		d->force_normal = d->extra = false;
+		d->slot += slot_ns(d);
+		if (d->slot + slot_ns(d) <= now)
+			d->slot = now;
+		plan_open(d);
+		/* After a swap the turn window is still due. */
+		if (!d->force_normal)
+			d->turn_next = !turn;
+		d->force_normal = false;
 		armed_from = at_now_ns();
 		at_yard_window_arms(d->yard, armed_from);
 		set_phase(d, AT_WPHASE_ARMING);
@@ -1461,9 +1442,8 @@ void at_duty_free(struct at_duty *d)
 		       (double)d->quiesce_ns / 1e6, d->o.hits_counted ? *d->o.hits_counted : 0,
 		       outside);
 	if (at_env_flag("ADAPTRACE_DEBUG") && d->narm)
-		at_err("duty: %u of %" PRIu64 " windows opened early for reads of a new size, "
-		       "%u of them extra",
-		       d->nshifted, d->narm, d->nextra);
+		at_err("duty: %u of %" PRIu64 " windows opened early for reads of a new size",
+		       d->nshifted, d->narm);
 	if (at_env_flag("ADAPTRACE_DEBUG") && d->nrel && d->o.hits_phase)
 		at_err(
 		    "duty: %" PRIu64 " window attaches, %.1f ms on average; entries outside "
