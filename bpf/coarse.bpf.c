@@ -831,14 +831,16 @@ int BPF_PROG(duty_inputs, struct sock *sk, int ret, int flags)
 
 /*
  * A connection the target accepted (libc's accept and accept4 returned;
- * this kernel allows no kernel-function probe) counts as a read of the
- * connections' first reads' class, and its calls until the thread's next
- * read, the new client's setup, go with that class. They went with the
- * thread's latest read: after redis-benchmark's 50 clients hung up
- * between its runs and 50 others connected, a window that saw 3-8
- * hang-ups and the setup of 50-100 clients scaled some 900 zmalloc calls
- * by the hang-ups and sent zmalloc 17-132 % high. The turn's wakeup and
- * end stay the reads' and writes'.
+ * this kernel allows no kernel-function probe) counts as a read of a
+ * class of its own, and its calls until the thread's next read, the new
+ * client's setup, go with that class. They went with the thread's latest
+ * read: after redis-benchmark's 50 clients hung up between its runs and
+ * 50 others connected, a window that saw 3-8 hang-ups and the setup of
+ * 50-100 clients scaled some 900 zmalloc calls by the hang-ups and sent
+ * zmalloc 17-132 % high. In the first reads' class, which the requests'
+ * own calls follow, they spoilt the reads' fit there, and the request
+ * path went by the writes. The turn's wakeup and end stay the reads' and
+ * writes'.
  */
 SEC("uretprobe")
 int BPF_KRETPROBE(duty_accepts, long fd)
@@ -850,9 +852,9 @@ int BPF_KRETPROBE(duty_accepts, long fd)
 		return 0;
 	s = thread_stack(true);
 	on = in_window(s, &turn) || turn_goes_on(s);
-	count_ref(AT_CLASS_FIRST, on, turn);
+	count_ref(AT_CLASS_ACCEPT, on, turn);
 	if (s) {
-		s->read_cls = AT_CLASS_FIRST;
+		s->read_cls = AT_CLASS_ACCEPT;
 		s->read_seq = on ? window_seq : 0;
 		s->has_read = 1;
 	}

@@ -183,7 +183,9 @@ struct at_fstats {
 /*
  * A socket read's class: 0 for end of file (a client hanging up), the last
  * for a TCP connection's first read that returned data (the BPF side tells),
- * else a multiplicative hash of its length onto the other 14. A window
+ * the one before for a connection accepted (counted as a read: the new
+ * client's setup follows it), else a multiplicative hash of its length onto
+ * the other 13. A window
  * that caught 50 clients hanging up at once saw 51 freeClient calls
  * against a few requests' reads: by those, freeClient came out at 39,342
  * and readQueryFromClient 13 % high. A new client's first read takes other
@@ -191,12 +193,13 @@ struct at_fstats {
  * sdsMakeRoomForNonGreedy, not sdsMakeRoomFor, and a window that caught 6
  * new clients in its 7 reads sent sdsMakeRoomFor 12 % low.
  */
-#define AT_CLASS_EOF   0
-#define AT_CLASS_FIRST (AT_READ_CLASSES - 1)
+#define AT_CLASS_EOF	0
+#define AT_CLASS_FIRST	(AT_READ_CLASSES - 1)
+#define AT_CLASS_ACCEPT (AT_READ_CLASSES - 2)
 
 static inline __u32 at_read_class(__u32 len)
 {
-	return len ? 1 + ((len * 2654435761u) >> 28) % (AT_READ_CLASSES - 2) : AT_CLASS_EOF;
+	return len ? 1 + ((len * 2654435761u) >> 28) % (AT_READ_CLASSES - 3) : AT_CLASS_EOF;
 }
 
 struct at_reads {

@@ -776,7 +776,8 @@ static void shift_counts(const struct at_reads *cur, const struct at_reads *last
 		uint64_t seen = cur[k].on > from ? cur[k].on - from : 0;
 
 		*all += d;
-		if (seen < AT_DUTY_MIN_STRATUM && k != AT_CLASS_EOF && k != AT_CLASS_FIRST)
+		if (seen < AT_DUTY_MIN_STRATUM && k != AT_CLASS_EOF && k != AT_CLASS_FIRST &&
+		    k != AT_CLASS_ACCEPT)
 			*unseen += d;
 	}
 }

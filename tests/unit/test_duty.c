@@ -66,6 +66,7 @@ int main(void)
 		/* A burst of connections or hang-ups is not a new kind of request. */
 		cur[4].all = 0;
 		cur[AT_CLASS_FIRST].all = 1000;
+		cur[AT_CLASS_ACCEPT].all = 1000;
 		cur[AT_CLASS_EOF].all = 1000;
 		check(!at_duty_shifted(cur, last, NULL, AT_READ_CLASSES, 0),
 		      "shift: connections come and go");
@@ -73,7 +74,8 @@ int main(void)
 		{
 			uint64_t from[AT_READ_CLASSES] = {0};
 
-			cur[AT_CLASS_FIRST].all = cur[AT_CLASS_EOF].all = 0;
+			cur[AT_CLASS_FIRST].all = cur[AT_CLASS_ACCEPT].all = cur[AT_CLASS_EOF].all =
+			    0;
 			cur[4] = (struct at_reads){.all = 11000, .on = 401};
 			from[4] = 400;
 			check(at_duty_shifted(cur, last, from, AT_READ_CLASSES, 0),
