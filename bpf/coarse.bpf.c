@@ -759,6 +759,20 @@ static __always_inline bool turn_goes_on(const struct shadow_stack *s)
 	return read_path(s) && !s->wrote;
 }
 
+/* Whether a read (or an accept) of thread s counts in the window, and *turn: a turn window's. */
+static __always_inline bool read_counts(const struct shadow_stack *s, bool *turn)
+{
+	return in_window(s, turn) || turn_goes_on(s);
+}
+
+/* Thread s's latest read is of class cls, in the window or not (on): its calls go with it. */
+static __always_inline void latest_read(struct shadow_stack *s, __u32 cls, bool on)
+{
+	s->read_cls = cls;
+	s->read_seq = on ? window_seq : 0;
+	s->has_read = 1;
+}
+
 /*
  * Whether a read of ret bytes from a TCP socket was its connection's
  * first: all the connection has consumed (up to copied_seq) came with it.
@@ -802,7 +816,7 @@ int BPF_PROG(duty_inputs, struct sock *sk, int ret, int flags)
 	s = thread_stack(true);
 	if (s && s->wrote)
 		turn_wakeup(s);
-	on = in_window(s, &turn) || turn_goes_on(s);
+	on = read_counts(s, &turn);
 	if (window_on && !on)
 		read_after_window = true;
 	if (window_phase == AT_WPHASE_LINGERING && !linger_woken && !on) {
@@ -822,9 +836,7 @@ int BPF_PROG(duty_inputs, struct sock *sk, int ret, int flags)
 			s->tail_seq = 0;
 		}
 		s->wrote = 0;
-		s->read_cls = cls;
-		s->read_seq = on ? window_seq : 0;
-		s->has_read = 1;
+		latest_read(s, cls, on);
 	}
 	return 0;
 }
@@ -851,13 +863,10 @@ int BPF_KRETPROBE(duty_accepts, long fd)
 	if (fd < 0 || !target_process())
 		return 0;
 	s = thread_stack(true);
-	on = in_window(s, &turn) || turn_goes_on(s);
+	on = read_counts(s, &turn);
 	count_ref(AT_CLASS_ACCEPT, on, turn);
-	if (s) {
-		s->read_cls = AT_CLASS_ACCEPT;
-		s->read_seq = on ? window_seq : 0;
-		s->has_read = 1;
-	}
+	if (s)
+		latest_read(s, AT_CLASS_ACCEPT, on);
 	return 0;
 }
 

@@ -788,8 +788,8 @@ bool at_duty_shifted(const struct at_reads *cur, const struct at_reads *last,
 	uint64_t all, unseen;
 
 	shift_counts(cur, last, seen_from, n, &all, &unseen);
-	return unseen >= SHIFT_MIN_READS && (double)unseen >= SHIFT_SHARE * (double)all &&
-	       (double)all >= min_all;
+	return unseen >= AT_DUTY_SHIFT_MIN_READS &&
+	       (double)unseen >= AT_DUTY_SHIFT_SHARE * (double)all && (double)all >= min_all;
 }
 
 /*

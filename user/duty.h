@@ -160,18 +160,19 @@ uint32_t at_duty_linger_lengths(uint32_t nread_intervals, uint32_t nturned_inter
 /*
  * Whether the target's reads shifted to sizes the windows have hardly
  * seen: between refcalls' read classes at the last look (last) and now
- * (cur; n classes), SHIFT_SHARE of the reads or more, and SHIFT_MIN_READS,
- * are of classes with fewer than AT_DUTY_MIN_STRATUM reads in the windows
- * since the latest move (seen_from: each class's window reads then; NULL:
- * since the start), and min_all reads or more were made (not a lull). A
- * connection's first read and end of file never count as new: they come
- * in bursts as clients come and go. After two such looks in a row
+ * (cur; n classes), AT_DUTY_SHIFT_SHARE of the reads or more, and
+ * AT_DUTY_SHIFT_MIN_READS, are of classes with fewer than
+ * AT_DUTY_MIN_STRATUM reads in the windows since the latest move
+ * (seen_from: each class's window reads then; NULL: since the start), and
+ * min_all reads or more were made (not a lull). A
+ * connection's first read, an accept and end of file never count as new:
+ * they come in bursts as clients come and go. After two such looks in a row
  * (duty.c) the next window opens as soon as its slot has begun, a normal
  * one, instead of at its random point, so that a kind of request that
  * lasts less than a slot is seen.
  */
-#define SHIFT_SHARE	0.25
-#define SHIFT_MIN_READS 30
+#define AT_DUTY_SHIFT_SHARE	0.25
+#define AT_DUTY_SHIFT_MIN_READS 30
 bool at_duty_shifted(const struct at_reads *cur, const struct at_reads *last,
 		     const uint64_t *seen_from, uint32_t n, double min_all);
 

@@ -50,6 +50,8 @@
 #define SHIFT_CALLS 40
 #define SURE_CALLS  100
 #define SHIFT_SHARE 0.05
+/* libc's functions that accept a connection: duty_accepts goes on each one's return. */
+#define ACCEPT_FUNCS 2
 /*
  * The writes per read move by this much more: a turn's reads and its
  * writes fall in different polls, and redis's went from 0.87 to 1.13 and
@@ -172,7 +174,7 @@ struct proc_io {
 
 struct at_yard {
 	struct at_yard_opts o;
-	struct bpf_link *in, *out, *acc[2];
+	struct bpf_link *in, *out, *acc[ACCEPT_FUNCS];
 	bool has_in, has_out;
 	bool sampled;	    /* in only when needed and for samples */
 	bool need;	    /* a window needs them */
@@ -369,9 +371,9 @@ static bool impute_switch(struct at_yard *y, bool ok, const uint64_t *before, ui
  */
 static void attach_accepts(struct at_yard *y)
 {
-	static const char *const funcs[] = {"accept", "accept4"};
+	static const char *const funcs[ACCEPT_FUNCS] = {"accept", "accept4"};
 
-	for (size_t i = 0; i < 2 && y->o.accepts; i++) {
+	for (size_t i = 0; i < ACCEPT_FUNCS && y->o.accepts; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = funcs[i], .retprobe = true);
 
 		if (!y->acc[i])
@@ -395,7 +397,7 @@ static void detach(struct at_yard *y)
 {
 	bpf_link__destroy(y->in);
 	bpf_link__destroy(y->out);
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < ACCEPT_FUNCS; i++) {
 		bpf_link__destroy(y->acc[i]);
 		y->acc[i] = NULL;
 	}

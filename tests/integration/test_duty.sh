@@ -302,7 +302,7 @@ expect_eq "evloop: no coarse or detail link left" "$(our_links)" 0
 # Clients that come and go in bursts: connburst's 32 connect at once, send
 # 100 requests each and hang up at once, over and over, and a client's
 # setup (8 obj_alloc calls) comes in the turn its predecessor hung up. The
-# accepts count in the first reads' class (duty_accepts, on libc's
+# accepts count in a read class of their own (duty_accepts, on libc's
 # accept4), and the setup's calls go with them, not with the hang-ups.
 at_run "$WORK/cb" record -o "$WORK/cb.data" -f obj_alloc -f obj_free -f handle_request \
 	-f setup_client -f teardown_client --select none --budget 5 -- "$TARGETS/connburst" 6

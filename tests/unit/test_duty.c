@@ -58,10 +58,10 @@ int main(void)
 		      "shift: under a quarter unseen");
 		/* Too few reads to matter: a connection's first reads. */
 		cur[13].all = last[13].all;
-		cur[4].all = SHIFT_MIN_READS - 1;
+		cur[4].all = AT_DUTY_SHIFT_MIN_READS - 1;
 		check(!at_duty_shifted(cur, last, NULL, AT_READ_CLASSES, 0),
 		      "shift: 29 new reads, too few");
-		cur[4].all = SHIFT_MIN_READS;
+		cur[4].all = AT_DUTY_SHIFT_MIN_READS;
 		check(at_duty_shifted(cur, last, NULL, AT_READ_CLASSES, 0), "shift: 30 new reads");
 		/* A burst of connections or hang-ups is not a new kind of request. */
 		cur[4].all = 0;
