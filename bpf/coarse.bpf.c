@@ -480,7 +480,7 @@ static __always_inline void count_caller(struct shadow_stack *s, __u32 depth, __
 			break;
 		}
 	}
-	key = AT_CALLER_KEY(id, caller);
+	key = AT_CALLER_KEY(id, caller) | AT_CALLER_CLS(s->has_read, s->read_cls);
 	if (by_time)
 		bump_caller(key);
 	if (rp)

@@ -179,6 +179,19 @@ struct at_fstats {
 #define AT_CALLERS_MAX		  8192
 /* The same pair's read-path calls (as AT_RP_TURNS): ids are below 2^31. */
 #define AT_CALLER_RP (1ULL << 63)
+/*
+ * A key's class: that of the thread's latest read + 1 (0: it had not
+ * read), in bits 58-62, so ids stay below 2^26 (AT_CALLER_IDS). A
+ * caller's share of a function's calls then weighs each class as the
+ * classes' own estimates do: a connection burst that made 58 % of a
+ * window's zmalloc calls, counted whole against a writes share from the
+ * requests' classes, put zmalloc 26-36 % high.
+ */
+#define AT_CALLER_CLS_SHIFT 58
+#define AT_CALLER_CLS_MASK  0x1fULL
+#define AT_CALLER_IDS	    (1u << 26)
+#define AT_CALLER_CLS(read, cls)                                                                   \
+	((__u64)((read) ? ((cls) & (AT_READ_CLASSES - 1)) + 1 : 0) << AT_CALLER_CLS_SHIFT)
 
 /*
  * A socket read's class: 0 for end of file (a client hanging up), the last

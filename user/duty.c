@@ -1202,19 +1202,43 @@ static int caller_cmp(const void *a, const void *b)
 
 	if (x->k != y->k)
 		return x->k < y->k ? -1 : 1;
-	return cx < cy ? -1 : cx > cy;
+	if (cx != cy)
+		return cx < cy ? -1 : 1;
+	return x->cls < y->cls ? -1 : x->cls > y->cls;
 }
 
 /*
- * Take the window calls per innermost caller out of wcallers: each pair
- * is looked up and deleted at once, so a call counted meanwhile lands in
- * the next interval. Pairs of functions no longer demoted are dropped,
- * and ids that are not ours, which the writer would refuse.
+ * Fold the sorted pairs v (n, a class each) into *sum, summed over the
+ * classes, and *by_cls, those made after a read (n room in each).
+ */
+static void split_by_class(const struct at_caller_calls *v, uint32_t n, struct at_caller_calls *sum,
+			   uint32_t *nsum, struct at_caller_calls *by_cls, uint32_t *nby_cls)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct at_caller_calls *last = *nsum ? &sum[*nsum - 1] : NULL;
+
+		if (last && last->k == v[i].k && last->caller == v[i].caller)
+			last->calls += v[i].calls;
+		else
+			sum[(*nsum)++] = (struct at_caller_calls){v[i].k, v[i].caller, v[i].calls};
+		if (v[i].cls)
+			by_cls[(*nby_cls)++] = v[i];
+	}
+}
+
+/*
+ * Take the window calls per innermost caller and read class out of
+ * wcallers: each pair is looked up and deleted at once, so a call counted
+ * meanwhile lands in the next interval. Pairs of functions no longer
+ * demoted are dropped, and ids that are not ours, which the writer would
+ * refuse.
  */
 static void fill_callers(struct at_duty *d, struct at_window *win)
 {
 	size_t nkeys = 0, cap = 0;
 	uint64_t *keys = NULL, key, next;
+	struct at_caller_calls *v[2];
+	uint32_t nv[2] = {0, 0};
 	bool first = true;
 
 	while (!bpf_map_get_next_key(d->o.wcallers_fd, first ? NULL : &key, &next)) {
@@ -1228,11 +1252,14 @@ static void fill_callers(struct at_duty *d, struct at_window *win)
 		if (nkeys >= AT_CALLERS_MAX)
 			break;
 	}
-	win->callers = nkeys ? at_xcalloc(nkeys, sizeof(*win->callers)) : NULL;
-	win->rp_callers = nkeys ? at_xcalloc(nkeys, sizeof(*win->rp_callers)) : NULL;
+	/* v[0] by time, v[1] on the read path. */
+	for (int j = 0; j < 2; j++)
+		v[j] = nkeys ? at_xcalloc(nkeys, sizeof(*v[j])) : NULL;
 	for (size_t i = 0; i < nkeys; i++) {
 		bool rp = keys[i] & AT_CALLER_RP;
-		uint32_t k = at_window_duty_index(win, (uint32_t)((keys[i] & ~AT_CALLER_RP) >> 32));
+		uint32_t k =
+		    at_window_duty_index(win, (uint32_t)(keys[i] >> 32) & (AT_CALLER_IDS - 1));
+		uint32_t cls = (uint32_t)(keys[i] >> AT_CALLER_CLS_SHIFT & AT_CALLER_CLS_MASK);
 		uint32_t caller = (uint32_t)keys[i];
 		uint64_t sum = 0;
 
@@ -1240,20 +1267,26 @@ static void fill_callers(struct at_duty *d, struct at_window *win)
 			continue;
 		for (int c = 0; c < d->ncpus; c++)
 			sum += d->wpercpu[c];
-		if (!sum || k >= win->nduty || (caller >= d->o.n && caller != AT_NO_CALLER))
+		if (!sum || k >= win->nduty || (caller >= d->o.n && caller != AT_NO_CALLER) ||
+		    cls > AT_READ_CLASSES)
 			continue;
-		if (rp)
-			win->rp_callers[win->nrp_callers++] =
-			    (struct at_caller_calls){k, caller, sum};
-		else
-			win->callers[win->ncallers++] = (struct at_caller_calls){k, caller, sum};
+		v[rp][nv[rp]++] = (struct at_caller_calls){k, caller, sum, cls};
 	}
 	free(keys);
-	if (win->ncallers)
-		qsort(win->callers, win->ncallers, sizeof(*win->callers), caller_cmp);
-	if (win->nrp_callers)
-		qsort(win->rp_callers, win->nrp_callers, sizeof(*win->rp_callers), caller_cmp);
-	win->has_callers = true;
+	for (int j = 0; j < 2; j++)
+		if (nv[j])
+			qsort(v[j], nv[j], sizeof(*v[j]), caller_cmp);
+	win->callers = nv[0] ? at_xcalloc(nv[0], sizeof(*win->callers)) : NULL;
+	win->cls_callers = nv[0] ? at_xcalloc(nv[0], sizeof(*win->cls_callers)) : NULL;
+	win->rp_callers = nv[1] ? at_xcalloc(nv[1], sizeof(*win->rp_callers)) : NULL;
+	win->rp_cls_callers = nv[1] ? at_xcalloc(nv[1], sizeof(*win->rp_cls_callers)) : NULL;
+	split_by_class(v[0], nv[0], win->callers, &win->ncallers, win->cls_callers,
+		       &win->ncls_callers);
+	split_by_class(v[1], nv[1], win->rp_callers, &win->nrp_callers, win->rp_cls_callers,
+		       &win->nrp_cls_callers);
+	free(v[0]);
+	free(v[1]);
+	win->has_callers = win->has_cls_callers = true;
 	win->has_rpath = win->has_turns;
 }
 

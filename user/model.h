@@ -114,6 +114,7 @@ struct at_caller_calls {
 	uint32_t k;
 	uint32_t caller;
 	uint64_t calls;
+	uint32_t cls; /* in cls_callers[]: the class of the thread's latest read + 1; else 0 */
 };
 
 /* A caller's order in callers[], and its value in the file: AT_NO_CALLER 0, else id + 1. */
@@ -161,6 +162,14 @@ struct at_window {
 	bool has_callers;
 	uint32_t ncallers;
 	struct at_caller_calls *callers;
+	/*
+	 * The same calls made after a read, and rp_callers' below, per class
+	 * of the thread's latest read too (has_cls_callers false: not
+	 * recorded): each ascends by duty index, caller, then class.
+	 */
+	bool has_cls_callers;
+	uint32_t ncls_callers, nrp_cls_callers;
+	struct at_caller_calls *cls_callers, *rp_cls_callers;
 	/*
 	 * The target's turns of its event loop, in the interval and while a
 	 * window was open (has_turns false: not recorded): their ends (a
@@ -347,6 +356,8 @@ struct at_caller_total {
 	 */
 	double matched, own;
 	double matched_even, own_even; /* in those where it ran once a turn's end */
+	/* Window calls by the class of the thread's latest read (at_window.cls_callers). */
+	double cls[AT_READ_CLASSES];
 };
 
 /*
@@ -390,6 +401,7 @@ struct at_duty_est {
 	struct at_turn_fit tfit;
 	/* Intervals with calls per caller recorded (ncaller_win), and the sums. */
 	uint32_t ncaller_win;
+	uint32_t ncls_caller_win; /* ... with them (and the read path's) per class too (.cls) */
 	uint32_t ncallers;
 	struct at_caller_total *callers; /* owned: at_profile_free() */
 	/*
@@ -399,6 +411,7 @@ struct at_duty_est {
 	 * per caller.
 	 */
 	uint32_t nrp, nrp_turned, nrp_wrote; /* ... those with turns' ends, with writes */
+	uint32_t nrp_cls_win;		     /* ... with its calls per caller and class */
 	double rp_turns, rp_writes, rp_turn_all, rp_wr_all, rp_tt, rp_ww, rp_tw;
 	uint32_t nrp_callers;
 	struct at_caller_total *rp_callers; /* owned: at_profile_free() */
@@ -423,6 +436,11 @@ struct at_duty_obs {
 	bool has_callers;
 	uint32_t ncallers;
 	const struct at_caller_calls *callers;
+	/* ... and those and rp_callers' per caller and class (at_window.cls_callers), when
+	 * recorded. */
+	bool has_cls_callers;
+	uint32_t ncls_callers, nrp_cls_callers;
+	const struct at_caller_calls *cls_callers, *rp_cls_callers;
 	/* The turns' ends and the wakeups of the event loop, when recorded. */
 	bool has_turns;
 	uint64_t turn_all, turn_on, wake_all, wake_on;

@@ -137,7 +137,7 @@ static const int64_t *rp_caller_own(const struct at_window *w, const int64_t *ow
 
 void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window *w)
 {
-	uint32_t j = 0, c = 0, wc = 0, ci = 0, ri = 0, owncap = 0;
+	uint32_t j = 0, c = 0, wc = 0, ci = 0, cci = 0, ri = 0, rci = 0, owncap = 0;
 	int64_t *own = rp_own_calls(ps, w), *ownv = NULL;
 	bool rp_lost = at_window_rp_lost(w);
 
@@ -219,6 +219,11 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 				}
 			}
 			o.ncallers = caller_run(w->callers, w->ncallers, k, &ci, &o.callers);
+			o.has_cls_callers = w->has_cls_callers;
+			o.ncls_callers =
+			    caller_run(w->cls_callers, w->ncls_callers, k, &cci, &o.cls_callers);
+			o.nrp_cls_callers = caller_run(w->rp_cls_callers, w->nrp_cls_callers, k,
+						       &rci, &o.rp_cls_callers);
 			o.has_rpath = w->has_rpath;
 			/*
 			 * In 4 of 128 redis recordings such an interval kept 1 end and

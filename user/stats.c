@@ -232,6 +232,8 @@ void at_window_clear(struct at_window *win)
 	free(win->cls);
 	free(win->wr_cls);
 	free(win->callers);
+	free(win->cls_callers);
+	free(win->rp_cls_callers);
 	free(win->rp_callers);
 	free(win->turnwin);
 	free(win->tw_calls);

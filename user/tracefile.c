@@ -48,6 +48,12 @@
  *           none, else symbol id + 1), uv window_calls} (calls while the
  *           window was open, by innermost traced caller; follows that DUTY,
  *           entries ascending)
+ *   CALLCLS uv start_ns, uv end_ns, uv n {uv duty index, uv caller (as
+ *           CALLERS), uv class + 1, uv window_calls}, uv n {the same for
+ *           RPATH} (those of CALLERS's and RPATH's calls made after a
+ *           read, by the class of the thread's latest read; follows that
+ *           CALLERS, and that RPATH when the second list has entries;
+ *           entries ascending, each pair's sum at most its entry there)
  *   TURNS   uv start_ns, uv end_ns, uv turns, uv window_turns, uv wakeups,
  *           uv window_wakeups (the target's event loop: a thread's first
  *           write after it read ends a turn, its first read after it wrote
@@ -157,6 +163,8 @@ static const char *chunk_name(uint32_t type, char *buf, size_t len)
 		return "writes";
 	case AT_CHUNK_CALLERS:
 		return "callers";
+	case AT_CHUNK_CALLCLS:
+		return "callers-by-class";
 	case AT_CHUNK_TURNS:
 		return "turns";
 	case AT_CHUNK_TURNWIN:
@@ -588,6 +596,65 @@ static int write_callers(struct at_writer *w, const struct at_window *win)
 	return write_chunk(w, AT_CHUNK_CALLERS, b->p, b->len);
 }
 
+/*
+ * Whether the calls per caller and class (v, n; ascending, classes 1 to
+ * AT_READ_CLASSES) each name a pair of callers[] and sum to its calls at most.
+ */
+static bool cls_callers_fit(const struct at_caller_calls *callers, uint32_t ncallers,
+			    const struct at_caller_calls *v, uint32_t n)
+{
+	uint32_t j = 0;
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (v[i].cls < 1 || v[i].cls > AT_READ_CLASSES)
+			return false;
+		if (i && v[i].k == v[i - 1].k && v[i].caller == v[i - 1].caller) {
+			if (v[i].cls <= v[i - 1].cls)
+				return false;
+		} else {
+			sum = 0;
+			while (j < ncallers &&
+			       (callers[j].k < v[i].k ||
+				(callers[j].k == v[i].k &&
+				 at_caller_rank(callers[j].caller) < at_caller_rank(v[i].caller))))
+				j++;
+			if (j == ncallers || callers[j].k != v[i].k ||
+			    callers[j].caller != v[i].caller)
+				return false;
+		}
+		sum += v[i].calls;
+		if (sum > callers[j].calls)
+			return false;
+	}
+	return true;
+}
+
+static void put_cls_callers(struct buf *b, const struct at_caller_calls *v, uint32_t n)
+{
+	put_uv(b, n);
+	for (uint32_t i = 0; i < n; i++) {
+		put_uv(b, v[i].k);
+		put_uv(b, at_caller_rank(v[i].caller));
+		put_uv(b, v[i].cls);
+		put_uv(b, v[i].calls);
+	}
+}
+
+static int write_cls_callers(struct at_writer *w, const struct at_window *win)
+{
+	struct buf *b = interval_chunk(w, win);
+
+	if (!cls_callers_fit(win->callers, win->ncallers, win->cls_callers, win->ncls_callers) ||
+	    (win->nrp_cls_callers && !win->has_rpath) ||
+	    !cls_callers_fit(win->rp_callers, win->nrp_callers, win->rp_cls_callers,
+			     win->nrp_cls_callers))
+		return werr(w, "%s: bad caller entry by class", w->path);
+	put_cls_callers(b, win->cls_callers, win->ncls_callers);
+	put_cls_callers(b, win->rp_cls_callers, win->nrp_cls_callers);
+	return write_chunk(w, AT_CHUNK_CALLCLS, b->p, b->len);
+}
+
 /* The read path's turns' ends and writes are some of the interval's, and each end is a write. */
 static bool rpath_fits(const struct at_window *w, uint64_t turns, uint64_t writes)
 {
@@ -767,8 +834,10 @@ static int write_duty(struct at_writer *w, const struct at_window *win)
 		return -1;
 	if (win->has_callers && write_callers(w, win) < 0)
 		return -1;
+	if (win->has_cls_callers && !win->has_callers)
+		return werr(w, "%s: callers by class without callers", w->path);
 	if (!win->has_turns)
-		return 0;
+		return win->has_cls_callers ? write_cls_callers(w, win) : 0;
 	if (!win->has_writes)
 		return werr(w, "%s: turns without writes", w->path);
 	if (win->turn_on > win->turn_all || win->wake_on > win->wake_all)
@@ -782,11 +851,11 @@ static int write_duty(struct at_writer *w, const struct at_window *win)
 		return -1;
 	if (win->has_rpath && write_rpath(w, win) < 0)
 		return -1;
-	if (!win->has_turnwin)
-		return 0;
-	if (write_turnwin(w, win) < 0)
+	if (win->has_turnwin && write_turnwin(w, win) < 0)
 		return -1;
-	return win->has_twcalls ? write_twcalls(w, win) : 0;
+	if (win->has_turnwin && win->has_twcalls && write_twcalls(w, win) < 0)
+		return -1;
+	return win->has_cls_callers ? write_cls_callers(w, win) : 0;
 }
 
 int at_writer_window(struct at_writer *w, const struct at_window *win)
@@ -1214,6 +1283,13 @@ static void free_window(struct at_window *w)
 	w->callers = NULL;
 	w->ncallers = 0;
 	w->has_callers = false;
+	free(w->cls_callers);
+	w->cls_callers = NULL;
+	w->ncls_callers = 0;
+	free(w->rp_cls_callers);
+	w->rp_cls_callers = NULL;
+	w->nrp_cls_callers = 0;
+	w->has_cls_callers = false;
 	free(w->rp_callers);
 	w->rp_callers = NULL;
 	w->nrp_callers = 0;
@@ -1450,28 +1526,34 @@ bad:
 	return false;
 }
 
-/* A list of window calls per innermost caller, as put_callers() wrote it. */
-static bool get_callers(struct at_trace *t, struct cur *c, const struct at_window *w,
+/*
+ * A list of window calls per innermost caller, as put_callers() wrote it,
+ * or by_class per caller and read class, as put_cls_callers() did (its
+ * order cls_callers_fit() checks).
+ */
+static bool get_callers(struct at_trace *t, struct cur *c, const struct at_window *w, bool by_class,
 			struct at_caller_calls **out, uint32_t *nout)
 {
-	uint64_t k, caller, calls, prev = 0;
+	uint64_t k, caller, cls = 0, calls, prev = 0;
 	struct at_caller_calls *v;
 	size_t n;
 
-	if (!get_count(c, &n, 3, "caller entries"))
+	if (!get_count(c, &n, by_class ? 4 : 3, "caller entries"))
 		return false;
 	v = n ? at_xcalloc(n, sizeof(*v)) : NULL;
 	for (size_t i = 0; i < n; i++) {
 		if (!get_uv(c, &k, "duty index") || !get_uv(c, &caller, "caller") ||
-		    !get_uv(c, &calls, "caller calls"))
+		    (by_class && !get_uv(c, &cls, "class")) || !get_uv(c, &calls, "caller calls"))
 			goto bad;
 		if (k >= w->nduty || caller > t->nsyms ||
-		    (i && (k < v[i - 1].k || (k == v[i - 1].k && caller <= prev)))) {
+		    (by_class && (!cls || cls > AT_READ_CLASSES)) ||
+		    (!by_class && i && (k < v[i - 1].k || (k == v[i - 1].k && caller <= prev)))) {
 			cfail(c, "caller entry out of order or range");
 			goto bad;
 		}
-		v[i] = (struct at_caller_calls){
-		    (uint32_t)k, caller ? (uint32_t)(caller - 1) : AT_NO_CALLER, calls};
+		v[i] = (struct at_caller_calls){(uint32_t)k,
+						caller ? (uint32_t)(caller - 1) : AT_NO_CALLER,
+						calls, (uint32_t)cls};
 		prev = caller;
 	}
 	*out = v;
@@ -1493,10 +1575,43 @@ static bool dec_callers(struct parse *ps, struct cur *c)
 		return cfail(c, "no duty list for this interval");
 	if (w->has_callers)
 		return cfail(c, "second callers record for one window");
-	if (!get_callers(ps->t, c, w, &w->callers, &w->ncallers))
+	if (!get_callers(ps->t, c, w, false, &w->callers, &w->ncallers))
 		return false;
 	w->has_callers = true;
 	return true;
+}
+
+/* Window calls per innermost caller and read class of the interval that CALLERS just listed. */
+static bool dec_cls_callers(struct parse *ps, struct cur *c)
+{
+	struct at_window *w;
+
+	if (!interval_window(ps, c, &w))
+		return false;
+	if (!w || !w->has_callers)
+		return cfail(c, "no callers record for this interval");
+	if (w->has_cls_callers)
+		return cfail(c, "second callers-by-class record for one window");
+	if (!get_callers(ps->t, c, w, true, &w->cls_callers, &w->ncls_callers))
+		return false;
+	if (!get_callers(ps->t, c, w, true, &w->rp_cls_callers, &w->nrp_cls_callers))
+		goto bad;
+	if (!cls_callers_fit(w->callers, w->ncallers, w->cls_callers, w->ncls_callers) ||
+	    (w->nrp_cls_callers && !w->has_rpath) ||
+	    !cls_callers_fit(w->rp_callers, w->nrp_callers, w->rp_cls_callers,
+			     w->nrp_cls_callers)) {
+		cfail(c, "caller entries by class out of order or above their callers'");
+		goto bad;
+	}
+	w->has_cls_callers = true;
+	return true;
+bad:
+	/* A window read before the failure stays whole: without its classes. */
+	free(w->cls_callers);
+	free(w->rp_cls_callers);
+	w->cls_callers = w->rp_cls_callers = NULL;
+	w->ncls_callers = w->nrp_cls_callers = 0;
+	return false;
 }
 
 /* The read path of the interval that TURNS just described. */
@@ -1515,7 +1630,7 @@ static bool dec_rpath(struct parse *ps, struct cur *c)
 		return false;
 	if (!rpath_fits(w, turns, writes))
 		return cfail(c, "more read-path turns or writes than turns or writes");
-	if (!get_callers(ps->t, c, w, &w->rp_callers, &w->nrp_callers))
+	if (!get_callers(ps->t, c, w, false, &w->rp_callers, &w->nrp_callers))
 		return false;
 	w->rp_turns = turns;
 	w->rp_writes = writes;
@@ -1914,7 +2029,7 @@ static bool known_chunk(uint32_t type)
 {
 	return (type >= AT_CHUNK_HEADER && type <= AT_CHUNK_USDT) ||
 	       (type >= AT_CHUNK_EVENTS && type <= AT_CHUNK_DSTATS) ||
-	       (type >= AT_CHUNK_DUTY && type <= AT_CHUNK_YARD);
+	       (type >= AT_CHUNK_DUTY && type <= AT_CHUNK_CALLCLS);
 }
 
 /* Inflate exactly raw bytes out of comp bytes, no more, no less. */
@@ -2140,6 +2255,9 @@ int at_trace_parse(const void *data, size_t len, struct at_trace *t, bool salvag
 			break;
 		case AT_CHUNK_CALLERS:
 			ok = dec_callers(&ps, &c);
+			break;
+		case AT_CHUNK_CALLCLS:
+			ok = dec_cls_callers(&ps, &c);
 			break;
 		case AT_CHUNK_TURNS:
 			ok = dec_turns(&ps, &c);

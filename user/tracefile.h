@@ -34,6 +34,7 @@ enum at_chunk_type {
 	AT_CHUNK_TWCALLS = 36, /* the window before it: calls in its turn windows alone */
 	AT_CHUNK_RPATH = 37,   /* the window before it: its windows' read path */
 	AT_CHUNK_YARD = 38,    /* the window before it: how its yardsticks counted */
+	AT_CHUNK_CALLCLS = 39, /* the window before it: window calls per caller and read class */
 			       /*
 				* Readers skip types they do not know. Reserved ranges, one per
 				* concern: 5-9 USDT, 10-19 detail phase (events, selection log,

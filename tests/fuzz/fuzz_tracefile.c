@@ -49,6 +49,19 @@ static void check(int rc, const struct at_trace *t, const char *err, bool salvag
 			    (w->rp_callers[j].caller != AT_NO_CALLER &&
 			     w->rp_callers[j].caller >= t->nsyms))
 				abort();
+		if ((w->has_cls_callers && !w->has_callers) ||
+		    (w->nrp_cls_callers && (!w->has_cls_callers || !w->has_rpath)))
+			abort();
+		for (uint32_t j = 0; j < w->nrp_cls_callers; j++)
+			if (w->rp_cls_callers[j].k >= w->nduty || !w->rp_cls_callers[j].cls ||
+			    w->rp_cls_callers[j].cls > AT_READ_CLASSES)
+				abort();
+		for (uint32_t j = 0; j < w->ncls_callers; j++)
+			if (w->cls_callers[j].k >= w->nduty || !w->cls_callers[j].cls ||
+			    w->cls_callers[j].cls > AT_READ_CLASSES ||
+			    (w->cls_callers[j].caller != AT_NO_CALLER &&
+			     w->cls_callers[j].caller >= t->nsyms))
+				abort();
 		for (uint32_t j = 0; j < w->n; j++) {
 			const struct at_window_entry *e = &w->e[j];
 

@@ -145,6 +145,17 @@ static bool same_counts(const struct at_counts *a, const struct at_counts *b)
 	       !memcmp(&a->sumsq, &b->sumsq, sizeof(double));
 }
 
+/* Field by field: the struct has padding. */
+static bool same_callers(const struct at_caller_calls *a, const struct at_caller_calls *b,
+			 uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (a[i].k != b[i].k || a[i].caller != b[i].caller || a[i].calls != b[i].calls ||
+		    a[i].cls != b[i].cls)
+			return false;
+	return true;
+}
+
 static bool same_window(const struct at_window *a, const struct at_window *b)
 {
 	if (a->start_ns != b->start_ns || a->end_ns != b->end_ns || a->n != b->n ||
@@ -159,7 +170,9 @@ static bool same_window(const struct at_window *a, const struct at_window *b)
 	    memcmp(a->wr_cls_on, b->wr_cls_on, sizeof(a->wr_cls_on)) ||
 	    (a->nwr_cls && memcmp(a->wr_cls, b->wr_cls, a->nwr_cls * sizeof(*a->wr_cls))) ||
 	    a->has_callers != b->has_callers || a->ncallers != b->ncallers ||
-	    (a->ncallers && memcmp(a->callers, b->callers, a->ncallers * sizeof(*a->callers))) ||
+	    !same_callers(a->callers, b->callers, a->ncallers) ||
+	    a->has_cls_callers != b->has_cls_callers || a->ncls_callers != b->ncls_callers ||
+	    !same_callers(a->cls_callers, b->cls_callers, a->ncls_callers) ||
 	    a->has_turns != b->has_turns || a->turn_all != b->turn_all ||
 	    a->turn_on != b->turn_on || a->wake_all != b->wake_all || a->wake_on != b->wake_on ||
 	    a->has_turnwin != b->has_turnwin || a->nturnwin != b->nturnwin ||
@@ -173,8 +186,7 @@ static bool same_window(const struct at_window *a, const struct at_window *b)
 	     memcmp(a->tw_calls, b->tw_calls, a->nturnwin * sizeof(*a->tw_calls))) ||
 	    a->has_rpath != b->has_rpath || a->rp_turns != b->rp_turns ||
 	    a->rp_writes != b->rp_writes || a->nrp_callers != b->nrp_callers ||
-	    (a->nrp_callers &&
-	     memcmp(a->rp_callers, b->rp_callers, a->nrp_callers * sizeof(*a->rp_callers))) ||
+	    !same_callers(a->rp_callers, b->rp_callers, a->nrp_callers) ||
 	    a->has_yard != b->has_yard || a->yard_in_ns != b->yard_in_ns ||
 	    a->yard_counted != b->yard_counted || a->yard_imputed != b->yard_imputed)
 		return false;
@@ -1146,6 +1158,107 @@ static void add_callers_interval(struct at_func_profile *q, uint64_t r_on, uint6
 }
 
 /*
+ * As add_callers_interval() (a twice a request under caller 7, b four times
+ * a reply under caller 9), and when burst > 0 a connection burst besides:
+ * 50 clients accepted, all in the windows, and burst calls under caller 5
+ * after them. by_class: the calls per caller are recorded per class too.
+ * rp_t > 0: with the read path, whose calls are those by time, rp_t turns'
+ * ends (of 600) and the window writes, and no writes by class.
+ */
+static void add_burst_interval(struct at_func_profile *q, uint64_t r_on, uint64_t w_on,
+			       uint64_t rp_t, uint64_t burst, bool by_class)
+{
+	uint64_t all[AT_READ_CLASSES] = {0}, on[AT_READ_CLASSES] = {0};
+	uint64_t wall[AT_READ_CLASSES] = {0}, won[AT_READ_CLASSES] = {0}, c[AT_SLOTS] = {0};
+	uint64_t a = 2 * r_on, b = 4 * w_on;
+	struct at_caller_calls callers[3] = {{0, 5, burst}, {0, 7, a}, {0, 9, b}};
+	struct at_caller_calls cls[3] = {
+	    {0, 5, burst, AT_CLASS_ACCEPT + 1}, {0, 7, a, 4}, {0, 9, b, 4}};
+	uint32_t skip = burst ? 0 : 1;
+	struct at_duty_obs o = {.on_ns = 10000000,
+				.len_ns = 1000000000,
+				.ref_on = r_on + (burst ? 50 : 0),
+				.ref_all = 1000 + (burst ? 50 : 0),
+				.cls_all = all,
+				.cls_on = on,
+				.cls_calls = c,
+				.has_writes = true,
+				.wr_all = 1000,
+				.wr_on = w_on,
+				.wr_cls_all = rp_t ? NULL : wall,
+				.wr_cls_on = rp_t ? NULL : won,
+				.has_callers = true,
+				.ncallers = 3 - skip,
+				.callers = callers + skip,
+				.has_cls_callers = by_class,
+				.ncls_callers = 3 - skip,
+				.cls_callers = cls + skip};
+	struct at_window_entry e = {0};
+
+	if (rp_t) {
+		o.has_turns = o.has_rpath = true;
+		o.turn_all = o.wake_all = 600;
+		o.turn_on = o.wake_on = o.rp_turns = rp_t;
+		o.rp_writes = w_on;
+		o.nrp_callers = o.nrp_cls_callers = 3 - skip;
+		o.rp_callers = callers + skip;
+		o.rp_cls_callers = cls + skip;
+	}
+	all[3] = wall[3] = 1000;
+	on[3] = r_on;
+	won[3] = w_on;
+	all[AT_CLASS_ACCEPT] = on[AT_CLASS_ACCEPT] = burst ? 50 : 0;
+	c[3] = c[AT_WR_CLASS(3)] = a + b;
+	c[AT_CLASS_ACCEPT] = c[AT_WR_CLASS(AT_CLASS_ACCEPT)] = burst;
+	c[AT_BY_TIME] = a + b + burst;
+	e.c.calls = e.c.returns = o.calls = a + b + burst;
+	at_profile_add(q, &e);
+	at_profile_add_duty(q, &o);
+}
+
+/*
+ * The callers' shares class by class: 6000 calls an interval as in
+ * test_duty_callers_split(), and in 2 of 8 intervals a connection burst of
+ * 300 more under caller 5 (48600 in all). The burst is most of those
+ * windows' calls, so of the raw calls a smaller share is under caller 9,
+ * by the writes, and a larger one goes by the reads, whose class scales
+ * the requests' calls 50 times and the burst's once: 34 % low. Per class,
+ * each part is that of the requests' class: within 5 %. With one class,
+ * the two agree.
+ */
+static void test_duty_callers_by_class(void)
+{
+	static const uint64_t r_on[8] = {20, 24, 16, 20, 22, 18, 20, 20},
+			      w_on[8] = {2, 4, 3, 4, 2, 3, 4, 4};
+	struct at_func_profile q = {0}, raw = {0}, one = {0}, one_raw = {0};
+	bool writes[10] = {[9] = true};
+
+	for (int i = 0; i < 8; i++) {
+		uint64_t burst = i == 2 || i == 5 ? 300 : 0;
+
+		add_burst_interval(&q, r_on[i], w_on[i], 0, burst, true);
+		add_burst_interval(&raw, r_on[i], w_on[i], 0, burst, false);
+		add_burst_interval(&one, r_on[i], w_on[i], 0, 0, true);
+		add_burst_interval(&one_raw, r_on[i], w_on[i], 0, 0, false);
+	}
+	at_profile_estimate_callers(&q, writes, NULL, NULL, 10);
+	at_profile_estimate_callers(&raw, writes, NULL, NULL, 10);
+	at_profile_estimate_callers(&one, writes, NULL, NULL, 10);
+	at_profile_estimate_callers(&one_raw, writes, NULL, NULL, 10);
+	check(raw.estimated && raw.writes_share > 0 && fabs((double)raw.c.calls / 48600 - 1) > 0.1,
+	      "duty callers by class: raw shares put a burst's window 10 % off or more");
+	check(one.estimated && one.writes_share > 0 && one.c.calls == one_raw.c.calls,
+	      "duty callers by class: with one class, the same as raw shares");
+	check(q.estimated && q.writes_share > 0 && fabs((double)q.c.calls / 48600 - 1) <= 0.05 &&
+		  q.calls_lo <= 48600 && q.calls_hi >= 48600,
+	      "duty callers by class: the reads' part scales class by class (48600 within 5 %)");
+	at_profile_free(&q);
+	at_profile_free(&raw);
+	at_profile_free(&one);
+	at_profile_free(&one_raw);
+}
+
+/*
  * redis's clientHasPendingReplies: twice per request under one caller
  * (prepareClientToWrite), four times per reply under another
  * (writeToClient, which goes by the writes), 6000 calls in each of 8
@@ -1567,6 +1680,29 @@ static void add_rp_interval(struct at_func_profile *q, uint64_t r_on, uint64_t r
 	struct rp_part rp = {600, rp_t, rp_w, x ? 2 : 1, callers};
 
 	add_interval_rp(q, 3, r_on, y + x, y + x, rp_w, false, callers, x ? 2 : 1, turns, &rp);
+}
+
+/* test_duty_callers_by_class() by the read path: within 5 % with classes, 10 % off without. */
+static void test_duty_rp_callers_by_class(void)
+{
+	struct at_func_profile q = {0}, raw = {0};
+	bool writes[10] = {[9] = true};
+
+	for (int i = 0; i < 8; i++) {
+		uint64_t burst = i == 2 || i == 5 ? 300 : 0;
+
+		add_burst_interval(&q, rp8_reads[i], rp8_writes[i], rp8_ends[i], burst, true);
+		add_burst_interval(&raw, rp8_reads[i], rp8_writes[i], rp8_ends[i], burst, false);
+	}
+	at_profile_estimate_callers(&q, writes, NULL, NULL, 10);
+	at_profile_estimate_callers(&raw, writes, NULL, NULL, 10);
+	check(raw.estimated && raw.writes_share > 0 && fabs((double)raw.c.calls / 48600 - 1) > 0.1,
+	      "duty read path by class: raw shares put a burst's window 10 % off or more");
+	check(q.estimated && q.writes_share > 0 && fabs((double)q.c.calls / 48600 - 1) <= 0.05 &&
+		  q.calls_lo <= 48600 && q.calls_hi >= 48600,
+	      "duty read path by class: the reads' part scales class by class (48600 within 5 %)");
+	at_profile_free(&q);
+	at_profile_free(&raw);
 }
 
 /*
@@ -2956,6 +3092,38 @@ static void test_duty(void)
 		      "duty: callers out of order refused");
 		callers[2].caller = 5;
 
+		/* The same after a read, per class of the latest read + 1. */
+		struct at_caller_calls ccls[] = {
+		    {0, AT_NO_CALLER, 3, 1}, {0, 2, 8, 4}, {0, 2, 3, 13}, {1, 0, 30, 16}};
+
+		good.has_cls_callers = true;
+		good.ncls_callers = 4;
+		good.cls_callers = ccls;
+		check(write_window_file("duty26", &good),
+		      "duty: a window with calls per caller and class is written");
+		check(reads_back_as("duty26", &good),
+		      "duty: calls per caller and class round trip");
+		ccls[2].calls = 5;
+		check(window_refused("duty27", &good, "bad caller entry by class"),
+		      "duty: a caller's calls by class above its calls refused");
+		ccls[2].calls = 3;
+		ccls[2].cls = 4;
+		check(window_refused("duty28", &good, "bad caller entry by class"),
+		      "duty: a caller's class listed twice refused");
+		ccls[2].cls = 13;
+		ccls[1].caller = 3;
+		check(window_refused("duty29", &good, "bad caller entry by class"),
+		      "duty: calls by class under a caller with no calls refused");
+		ccls[1].caller = 2;
+		ccls[0].cls = 0;
+		check(window_refused("duty30", &good, "bad caller entry by class"),
+		      "duty: calls by class with no class refused");
+		ccls[0].cls = 1;
+		good.has_callers = false;
+		check(window_refused("duty31", &good, "callers by class without callers"),
+		      "duty: calls by class without calls per caller refused");
+		good.has_callers = true;
+
 		/* The event loop's turns: their ends and its wakeups. */
 		good.has_turns = true;
 		good.turn_all = 600;
@@ -2975,6 +3143,22 @@ static void test_duty(void)
 		check(write_window_file("duty19", &good),
 		      "duty: a window with its read path is written");
 		check(reads_back_as("duty19", &good), "duty: read path round trip");
+		/* And its calls per caller and class. */
+		struct at_caller_calls rpcc[] = {
+		    {0, AT_NO_CALLER, 2, 4}, {1, 0, 5, 4}, {1, 0, 2, 13}};
+
+		good.nrp_cls_callers = 3;
+		good.rp_cls_callers = rpcc;
+		check(write_window_file("duty32", &good),
+		      "duty: a window with read-path calls per caller and class is written");
+		check(reads_back_as("duty32", &good),
+		      "duty: read-path calls per caller and class round trip");
+		rpcc[2].calls = 3;
+		check(window_refused("duty33", &good, "bad caller entry by class"),
+		      "duty: a read-path caller's calls by class above its calls refused");
+		rpcc[2].calls = 2;
+		good.nrp_cls_callers = 0;
+		good.rp_cls_callers = NULL;
 		good.rp_turns = 41;
 		check(window_refused("duty20", &good, "more read-path turns"),
 		      "duty: more read-path turns' ends than writes refused");
@@ -3055,7 +3239,7 @@ static void test_duty(void)
 		good.nturnwin = 0;
 		good.turnwin = NULL;
 		good.has_turns = false;
-		good.has_callers = false;
+		good.has_callers = good.has_cls_callers = false;
 
 		good.wr_cls_on[12] = 401;
 		check(window_refused("duty4", &good, "more window writes"),
@@ -3152,6 +3336,8 @@ int main(int argc, char **argv)
 	test_duty_turns_left_out();
 	test_duty_turn_callers();
 	test_duty_turn_caller_burst();
+	test_duty_callers_by_class();
+	test_duty_rp_callers_by_class();
 	test_duty_rp_callers();
 	test_duty_rp_turn_caller_own();
 	test_duty_rp_few_turns();
