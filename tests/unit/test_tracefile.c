@@ -1735,6 +1735,16 @@ static void test_duty_rp_callers(void)
 		add_rp_interval(&callee, r_on[i], rp_t[i], rp_w[i], r_on[i], rp_w[i]);
 		add_rp_interval(&both, r_on[i], rp_t[i], rp_w[i], r_on[i], rp_w[i] + rp_t[i]);
 	}
+	{
+		/* Marked for its replies, not by its own choice: its writes estimate still scales.
+		 */
+		double path, any;
+
+		at_profile_writes_scales(&reply_only, &path, &any);
+		check(!at_profile_by_writes(&reply_only) && fabs(path * 109 / 8000 - 1) <= 0.05,
+		      "duty read path: a caller once a reply scales its callees by its writes "
+		      "(8000 over its 109 calls there)");
+	}
 	check(at_profile_rp_replies(&reply_only, writes, turns, 10) &&
 		  !at_profile_rp_replies(&per_turn, writes, turns, 10) &&
 		  !at_profile_rp_replies(&none, writes, turns, 10),
