@@ -398,6 +398,8 @@ struct at_duty_est {
 	struct at_strata tu, wk;
 	/* The same in the turn windows alone (tfit.nsplit intervals recorded them). */
 	struct at_strata twu, twk;
+	/* ... and in those of them that saw no hang-up or accept (the others' turns unseen). */
+	struct at_strata twu_calm, twk_calm;
 	struct at_turn_fit tfit;
 	/* Intervals with calls per caller recorded (ncaller_win), and the sums. */
 	uint32_t ncaller_win;
@@ -450,6 +452,7 @@ struct at_duty_obs {
 	 */
 	bool has_tw_calls;
 	uint64_t tw_calls, tw_turn_on, tw_wake_on;
+	bool tw_bursts; /* the turn windows saw a hang-up or an accepted connection */
 	/* The read path (at_window.has_rpath) and the function's calls there per caller. */
 	bool has_rpath;
 	uint64_t rp_turns, rp_writes;

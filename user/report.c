@@ -65,6 +65,7 @@ static void add_turnwin(struct at_duty_obs *o, const struct at_window *w, uint32
 		o->tw_calls = w->tw_calls[i];
 		o->tw_turn_on = w->tw_turn_on;
 		o->tw_wake_on = w->tw_wake_on;
+		o->tw_bursts = w->tw_cls_on[AT_CLASS_EOF] + w->tw_cls_on[AT_CLASS_ACCEPT] > 0;
 	}
 }
 

@@ -2969,6 +2969,29 @@ static void test_duty_turnwin(void)
 	      "(108000)");
 	at_profile_set_free(&ps);
 	/*
+	 * The same where 2 intervals' turn windows saw 50 clients hang up, in 5
+	 * turns without a write, so without an end or a wakeup, that ran it 15
+	 * times more: those intervals go at the calm ones' rate, 108000 again
+	 * (by their own, some 112,300).
+	 */
+	for (int i = 1; i < 5; i += 2) {
+		wins[i].tw_cls_on[AT_CLASS_EOF] = wins[i].cls_all[AT_CLASS_EOF] = 50;
+		twc[i] += 15;
+		cls[i][0].calls = cls[i][1].calls = wr[i][0].calls = ents2[i][0].c.calls =
+		    ents2[i][0].c.returns = twc[i] + 6;
+	}
+	at_profile_set_init(&ps, &t);
+	check(ps.p[0].by_turns != AT_BY_READS &&
+		  fabs((double)ps.p[0].c.calls / 108000 - 1) <= 0.005,
+	      "turn windows: those that saw hang-ups go at the others' rate (108000 +- 0.5 %)");
+	at_profile_set_free(&ps);
+	for (int i = 1; i < 5; i += 2) {
+		wins[i].tw_cls_on[AT_CLASS_EOF] = wins[i].cls_all[AT_CLASS_EOF] = 0;
+		twc[i] -= 15;
+		cls[i][0].calls = cls[i][1].calls = wr[i][0].calls = ents2[i][0].c.calls =
+		    ents2[i][0].c.returns = twc[i] + 6;
+	}
+	/*
 	 * Once a turn and a few times more in every other interval (252 calls
 	 * in 240 turns in the turn windows), where the turn windows' reads and
 	 * writes follow the calls, 20 a call: the reads fit far better than the
