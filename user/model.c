@@ -461,11 +461,17 @@ struct rp_split {
 	double taken[AT_READ_CLASSES]; /* the calls of both per read class */
 };
 
+/* Add caller c's window calls per read class into v. */
+static void add_classes(double *v, const struct at_caller_total *c)
+{
+	for (int k = 0; k < AT_READ_CLASSES; k++)
+		v[k] += c->cls[k];
+}
+
 /* A caller's calls go by the writes or the turns: its classes' too. */
 static void rp_take(struct rp_split *r, const struct at_caller_total *c)
 {
-	for (int k = 0; k < AT_READ_CLASSES; k++)
-		r->taken[k] += c->cls[k];
+	add_classes(r->taken, c);
 }
 
 /*
@@ -804,13 +810,25 @@ static bool turn_callers_own(const struct at_duty_est *d, const bool *turns, con
 }
 
 /*
+ * How much better the ends must fit a caller's calls many times an end
+ * than the writes to take them: 3 times, and by chance 1 time in 100
+ * over the intervals whose read path saw an end. listNext, 35 an end
+ * under handleClientsWithPendingWrites over 4 such intervals, fitted the
+ * ends 3.1 times better and came out at 6.2 times its count.
+ */
+static double many_an_end_fit(const struct at_duty_est *d)
+{
+	return fmax(3, f99(d->nrp_turned > 1 ? d->nrp_turned - 1 : 1));
+}
+
+/*
  * A function's calls under the callers that go by the writes (writes[id])
  * and under the turn callers (turns[id]; n ids), from the windows' read
  * path when every interval recorded it: those under the first by its
  * writes, those under a turn caller by its turns' ends or its writes,
  * whichever fits the caller's calls there interval by interval (a tie, a
  * write a turn: by the writes when the calls outnumber the ends twice;
- * past 4 calls an end, the ends must fit three times better).
+ * past 4 calls an end, the ends must fit better by many_an_end_fit()).
  * A window ends inside a turn, and by time it saw turns begin far more
  * often than their replies and the rest of beforeSleep: evictClients,
  * clientHasPendingReplies and zfree came out 10-40 % low, writeToClient
@@ -825,18 +843,6 @@ static bool turn_callers_own(const struct at_duty_est *d, const bool *turns, con
  * writes and the ends). False, all 0, when it cannot tell; the shares are
  * of the function's calls on the read path.
  */
-/*
- * How much better the ends must fit a caller's calls many times an end
- * than the writes to take them: 3 times, and by chance 1 time in 100
- * over the intervals whose read path saw an end. listNext, 35 an end
- * under handleClientsWithPendingWrites over 4 such intervals, fitted the
- * ends 3.1 times better and came out at 6.2 times its count.
- */
-static double many_an_end_fit(const struct at_duty_est *d)
-{
-	return fmax(3, f99(d->nrp_turned > 1 ? d->nrp_turned - 1 : 1));
-}
-
 static bool rp_callers_estimate(const struct at_duty_est *d, const bool *writes, const bool *turns,
 				const struct at_caller_scales *sc, double pre_move, size_t n,
 				struct rp_split *r)
@@ -1318,12 +1324,6 @@ static enum at_yardstick follows_turns(const struct at_duty_est *d, bool writes_
 }
 
 /*
- * The estimate against the turns' ends or the wakeups (s): each interval
- * whose windows saw enough of them by its own ratio, the rest by the
- * ratio over all of them (the windows see a few a second). The variance
- * is the strata's spread, at least Poisson on the calls seen.
- */
-/*
  * The turn windows' strata by the turns' ends or the wakeups: those of the
  * intervals whose turn windows saw no hang-up or accept, with the others'
  * turns at their rate, when they saw 3 turns or more. A turn that only
@@ -1341,6 +1341,12 @@ static const struct at_strata *tw_strata(const struct at_duty_est *d, bool ends)
 	return strata_on(calm) >= AT_DUTY_MIN_STRATUM ? calm : ends ? &d->twu : &d->twk;
 }
 
+/*
+ * The estimate against the turns' ends or the wakeups (s): each interval
+ * whose windows saw enough of them by its own ratio, the rest by the
+ * ratio over all of them (the windows see a few a second). The variance
+ * is the strata's spread, at least Poisson on the calls seen.
+ */
 static double turns_estimate(const struct at_strata *s, double *var)
 {
 	double calls = strata_calls(s), on = strata_on(s);
@@ -1814,10 +1820,12 @@ void at_profile_writes_scales(const struct at_func_profile *p, double *path, dou
 double at_profile_turn_end_scale(const struct at_func_profile *p)
 {
 	const struct at_duty_est *d = &p->duty;
+	const struct at_strata *s;
 
 	if (!d->nwin || p->estimated || !turn_windows_apart(d))
 		return 0;
-	return strata_calls(tw_strata(d, true)) / strata_on(tw_strata(d, true));
+	s = tw_strata(d, true);
+	return strata_calls(s) / strata_on(s);
 }
 
 double at_profile_burst_share(const struct at_func_profile *p, const bool *writes,
@@ -1937,11 +1945,11 @@ static bool callers_by_class(const struct at_duty_est *d, const bool *writes, co
 		bool t = turns && in && turns[c->caller] && !burst;
 		bool r = rscale && in && rscale[c->caller] > 0;
 
-		for (int k = 0; k < AT_READ_CLASSES; k++) {
-			all[k] += c->cls[k];
-			taken[k] += w || t || r ? c->cls[k] : 0;
-			by_writes[k] += w ? c->cls[k] : 0;
-		}
+		add_classes(all, c);
+		if (w || t || r)
+			add_classes(taken, c);
+		if (w)
+			add_classes(by_writes, c);
 	}
 	return true;
 }
@@ -1999,12 +2007,10 @@ static double rp_class_weight(const struct at_duty_est *d, const struct rp_split
 		return 1;
 	for (uint32_t i = 0; i < d->nrp_callers; i++) {
 		const struct at_caller_total *c = &d->rp_callers[i];
-		bool own = rscale && c->caller < n && rscale[c->caller] > 0;
 
-		for (int k = 0; k < AT_READ_CLASSES; k++) {
-			all[k] += c->cls[k];
-			rest[k] += own ? 0 : c->cls[k];
-		}
+		add_classes(all, c);
+		if (!(rscale && c->caller < n && rscale[c->caller] > 0))
+			add_classes(rest, c);
 	}
 	for (int k = 0; k < AT_READ_CLASSES; k++)
 		rest[k] = fmax(rest[k] - rs->taken[k], 0);

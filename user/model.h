@@ -438,8 +438,7 @@ struct at_duty_obs {
 	bool has_callers;
 	uint32_t ncallers;
 	const struct at_caller_calls *callers;
-	/* ... and those and rp_callers' per caller and class (at_window.cls_callers), when
-	 * recorded. */
+	/* Those and rp_callers' per class too (at_window.cls_callers), when recorded. */
 	bool has_cls_callers;
 	uint32_t ncls_callers, nrp_cls_callers;
 	const struct at_caller_calls *cls_callers, *rp_cls_callers;
