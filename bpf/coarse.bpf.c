@@ -176,6 +176,11 @@ bool read_after_window = false;
 __u64 window_hits_counted = 0;
 __u32 window_phase = 0;
 __u64 window_hits_phase[AT_WINDOW_PHASES] = {};
+/*
+ * Window calls counted by time or on the read path that no callers pair
+ * holds, by why (enum at_uncalled): the split by callers goes without them.
+ */
+__u64 window_uncalled[AT_UNCALLED_NR] = {};
 
 /*
  * A lingering window's links go once the target reads again: the first such
@@ -395,10 +400,16 @@ static __always_inline void bump_caller(__u64 key)
 {
 	__u64 *n = bpf_map_lookup_elem(&wcallers, &key), one = 1;
 
+	if (!n) {
+		if (!bpf_map_update_elem(&wcallers, &key, &one, BPF_NOEXIST))
+			return;
+		/* Another CPU put it in first; else full: the split goes by the pairs held. */
+		n = bpf_map_lookup_elem(&wcallers, &key);
+	}
 	if (n)
 		*n += 1;
-	else /* full: the split goes by the pairs it holds */
-		bpf_map_update_elem(&wcallers, &key, &one, BPF_NOEXIST);
+	else
+		__sync_fetch_and_add(&window_uncalled[AT_UNCALLED_FULL], 1);
 }
 
 /*
@@ -524,10 +535,14 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 		return 1;
 	if (returns_off || quiesce) {
 		diag_inc(AT_DIAG_ABANDONED);
+		if (by_time || rp)
+			__sync_fetch_and_add(&window_uncalled[AT_UNCALLED_QUIESCED], 1);
 		return 1;
 	}
 	if (!s) {
 		diag_inc(AT_DIAG_NO_STORAGE);
+		if (by_time || rp)
+			__sync_fetch_and_add(&window_uncalled[AT_UNCALLED_NO_STACK], 1);
 		return 1;
 	}
 	/* Frames strictly below this sp were left by longjmp or an exception. */
@@ -540,6 +555,8 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 	depth = *(volatile __u32 *)&s->depth;
 	if (depth >= AT_MAX_DEPTH) {
 		diag_inc(AT_DIAG_STACK_OVERFLOW);
+		if (by_time || rp)
+			__sync_fetch_and_add(&window_uncalled[AT_UNCALLED_DEEP], 1);
 		return 1;
 	}
 	if (by_time || rp)

@@ -50,6 +50,15 @@ enum at_window_phase {
 	AT_WINDOW_PHASES,
 };
 
+/* Why a window call went into no callers pair (window_uncalled[]). */
+enum at_uncalled {
+	AT_UNCALLED_QUIESCED, /* returns quiesced: no frames pushed */
+	AT_UNCALLED_NO_STACK, /* the thread has no frames storage */
+	AT_UNCALLED_DEEP,     /* deeper than AT_MAX_DEPTH */
+	AT_UNCALLED_FULL,     /* wcallers full */
+	AT_UNCALLED_NR,
+};
+
 /*
  * USDT probes (bpf/usdt.bpf.c). Counted probes use the cookie's id as the
  * row. Keyed probes: the id is a spec index, and each distinct key (the

@@ -254,6 +254,11 @@ int at_duty_wake_fd(const struct at_duty *d)
 	return d && d->wake ? ring_buffer__epoll_fd(d->wake) : -1;
 }
 
+bool at_duty_counting(const struct at_duty *d)
+{
+	return d && (d->open || d->lingering);
+}
+
 void at_duty_wake_drain(struct at_duty *d)
 {
 	if (d && d->wake)
@@ -694,7 +699,14 @@ static int reap(struct at_duty *d, uint64_t now)
 				soon = true;
 		}
 	}
-	set_quiesce(d, slow);
+	/*
+	 * Not while a window counts: a quiesced entry pushes no frame, so its
+	 * window call went into no callers pair, nor its callees' under it. A
+	 * window opened early on new connections while a move's release
+	 * waited lost 50 of writeToClient's 51 pairs, and the split by callers
+	 * took listNext 10-29 % low.
+	 */
+	set_quiesce(d, slow && !d->open && !d->lingering);
 	return soon ? 1 : waiting ? 5 : -1;
 }
 
@@ -1119,6 +1131,7 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 				*d->o.window_seq = 1;
 			*d->o.rp_tails = 0;
 			*d->o.window_turns = turn;
+			set_quiesce(d, false); /* reap() holds it off till the window is done */
 			*d->o.window_on = true;
 			set_phase(d, AT_WPHASE_OPEN);
 			if (at_env_flag("ADAPTRACE_DEBUG"))
@@ -1478,6 +1491,12 @@ void at_duty_free(struct at_duty *d)
 	if (at_env_flag("ADAPTRACE_DEBUG") && d->narm)
 		at_err("duty: %u of %" PRIu64 " windows opened early for reads of a new size",
 		       d->nshifted, d->narm);
+	if (at_env_flag("ADAPTRACE_DEBUG") && d->o.uncalled)
+		at_err("duty: window calls in no callers pair: %" PRIu64 " quiesced, %" PRIu64
+		       " without frames storage, %" PRIu64 " too deep, %" PRIu64
+		       " with the map full",
+		       d->o.uncalled[AT_UNCALLED_QUIESCED], d->o.uncalled[AT_UNCALLED_NO_STACK],
+		       d->o.uncalled[AT_UNCALLED_DEEP], d->o.uncalled[AT_UNCALLED_FULL]);
 	if (at_env_flag("ADAPTRACE_DEBUG") && d->nrel && d->o.hits_phase)
 		at_err(
 		    "duty: %" PRIu64 " window attaches, %.1f ms on average; entries outside "

@@ -84,6 +84,7 @@ struct at_duty_opts {
 	/* Window entries counted, and paid for outside windows by phase (ADAPTRACE_DEBUG). */
 	const uint64_t *hits_counted;
 	const uint64_t *hits_phase; /* per enum at_window_phase */
+	const uint64_t *uncalled;   /* window calls in no callers pair, per enum at_uncalled */
 	uint32_t *window_phase;	    /* the programs' copy of the window's phase */
 	int wake_fd;		    /* duty_wake: a lingering window's read (-1: none) */
 	bool *linger_woken;	    /* ... sent; cleared as a window begins to linger */
@@ -139,6 +140,9 @@ double at_duty_max_period_s(const struct at_duty *d);
  */
 int at_duty_wake_fd(const struct at_duty *d);
 void at_duty_wake_drain(struct at_duty *d);
+
+/* Whether a window counts now: open, or closed with its links lingering. */
+bool at_duty_counting(const struct at_duty *d);
 
 /*
  * How many window lengths a closed window lingers at most, waiting for the

@@ -855,6 +855,7 @@ static void setup_duty(struct recorder *r)
 	o.window_seq = &r->skel->bss->window_seq;
 	o.hits_counted = (const uint64_t *)&r->skel->bss->window_hits_counted;
 	o.hits_phase = (const uint64_t *)r->skel->bss->window_hits_phase;
+	o.uncalled = (const uint64_t *)r->skel->bss->window_uncalled;
 	o.window_phase = &r->skel->bss->window_phase;
 	o.wake_fd = bpf_map__fd(r->skel->maps.duty_wake);
 	o.linger_woken = &r->skel->bss->linger_woken;

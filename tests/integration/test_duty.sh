@@ -200,6 +200,11 @@ ADAPTRACE_YARDSTICKS=sampled ADAPTRACE_DEBUG=1 at_run "$WORK/qy" record -o "$WOR
 expect_eq "reqmix sampled: record --budget 5 exits 0" "$RC" 0
 expect_match "reqmix sampled: the yardsticks took samples" "$(cat "$WORK/qy.err")" \
 	'yardsticks: [1-9][0-9]* samples'
+# Returns are never quiesced while a window counts, so each window call
+# has its callers pair (the split by callers goes by them).
+expect_match "reqmix sampled: every window call went into a callers pair" \
+	"$(cat "$WORK/qy.err")" \
+	'window calls in no callers pair: 0 quiesced, 0 without frames storage, 0 too deep, 0 with the map full'
 if report_json "$WORK/qy.data" "$WORK/qy.json"; then
 	sets=$(kv "$WORK/qy.out" sets) gets=$(kv "$WORK/qy.out" gets)
 	expect_near "reqmix sampled: set_key's estimate, 4 per SET" \
