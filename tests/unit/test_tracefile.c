@@ -1730,6 +1730,32 @@ static void test_duty_rp_many_an_end(void)
 }
 
 /*
+ * Once a reply under caller 7, which goes by the writes, and once a turn's
+ * end under turn caller 9 (redis's listRewind under
+ * ACLCheckAllUserCommandPerm and handleClientsWithPendingWrites): the
+ * writes fit its window calls better than the reads, but the turn caller's
+ * few calls scale by the ends, 8000 + 4800. All by the writes, 9192 (28 %
+ * low).
+ */
+static void test_duty_few_an_end_under_turns(void)
+{
+	/* Window reads that the calls do not follow: the writes fit far better. */
+	static const uint64_t r_on[8] = {30, 6, 24, 4, 20, 6, 3, 16};
+	struct at_func_profile q = {0};
+	bool writes[10] = {[7] = true}, turns[10] = {[9] = true};
+
+	for (int i = 0; i < 8; i++)
+		add_rp_interval(&q, r_on[i], rp8_ends[i], rp8_writes[i], rp8_writes[i],
+				rp8_ends[i]);
+	check(at_profile_by_writes(&q), "duty read path: the writes fit such a function best");
+	at_profile_estimate_callers(&q, writes, turns, NULL, 10);
+	check(q.estimated && q.turns_share > 0 && fabs((double)q.c.calls / 12800 - 1) <= 0.05,
+	      "duty read path: a few calls an end under a turn caller go by the ends, the rest "
+	      "by the writes (12800)");
+	at_profile_free(&q);
+}
+
+/*
  * The read path splits what a turn caller's callees do: once a turn
  * (redis's listRewind under handleClientsWithPendingWrites) goes by the
  * read path's turns' ends, once a reply (listDelNode) by its writes,
@@ -3397,6 +3423,7 @@ int main(int argc, char **argv)
 	test_duty_rp_callers_by_class();
 	test_duty_rp_callers();
 	test_duty_rp_many_an_end();
+	test_duty_few_an_end_under_turns();
 	test_duty_rp_turn_caller_own();
 	test_duty_rp_few_turns();
 	test_duty_rp_hangups();
