@@ -706,7 +706,7 @@ static int reap(struct at_duty *d, uint64_t now)
 	 * waited lost 50 of writeToClient's 51 pairs, and the split by callers
 	 * took listNext 10-29 % low.
 	 */
-	set_quiesce(d, slow && !d->open && !d->lingering);
+	set_quiesce(d, slow && !at_duty_counting(d));
 	return soon ? 1 : waiting ? 5 : -1;
 }
 

@@ -630,6 +630,15 @@ static bool cls_callers_fit(const struct at_caller_calls *callers, uint32_t ncal
 	return true;
 }
 
+/* Both lists of w's calls per caller and class fit their callers, the second a read path. */
+static bool window_cls_callers_fit(const struct at_window *w)
+{
+	return cls_callers_fit(w->callers, w->ncallers, w->cls_callers, w->ncls_callers) &&
+	       (!w->nrp_cls_callers || w->has_rpath) &&
+	       cls_callers_fit(w->rp_callers, w->nrp_callers, w->rp_cls_callers,
+			       w->nrp_cls_callers);
+}
+
 static void put_cls_callers(struct buf *b, const struct at_caller_calls *v, uint32_t n)
 {
 	put_uv(b, n);
@@ -645,10 +654,7 @@ static int write_cls_callers(struct at_writer *w, const struct at_window *win)
 {
 	struct buf *b = interval_chunk(w, win);
 
-	if (!cls_callers_fit(win->callers, win->ncallers, win->cls_callers, win->ncls_callers) ||
-	    (win->nrp_cls_callers && !win->has_rpath) ||
-	    !cls_callers_fit(win->rp_callers, win->nrp_callers, win->rp_cls_callers,
-			     win->nrp_cls_callers))
+	if (!window_cls_callers_fit(win))
 		return werr(w, "%s: bad caller entry by class", w->path);
 	put_cls_callers(b, win->cls_callers, win->ncls_callers);
 	put_cls_callers(b, win->rp_cls_callers, win->nrp_cls_callers);
@@ -1596,10 +1602,7 @@ static bool dec_cls_callers(struct parse *ps, struct cur *c)
 		return false;
 	if (!get_callers(ps->t, c, w, true, &w->rp_cls_callers, &w->nrp_cls_callers))
 		goto bad;
-	if (!cls_callers_fit(w->callers, w->ncallers, w->cls_callers, w->ncls_callers) ||
-	    (w->nrp_cls_callers && !w->has_rpath) ||
-	    !cls_callers_fit(w->rp_callers, w->nrp_callers, w->rp_cls_callers,
-			     w->nrp_cls_callers)) {
+	if (!window_cls_callers_fit(w)) {
 		cfail(c, "caller entries by class out of order or above their callers'");
 		goto bad;
 	}

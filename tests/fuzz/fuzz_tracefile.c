@@ -14,6 +14,14 @@
 
 #include "tracefile.h"
 
+/* A window's calls per caller and read class name a duty function, a symbol and a class. */
+static bool bad_cls_caller(const struct at_caller_calls *c, const struct at_window *w,
+			   const struct at_trace *t)
+{
+	return c->k >= w->nduty || !c->cls || c->cls > AT_READ_CLASSES ||
+	       (c->caller != AT_NO_CALLER && c->caller >= t->nsyms);
+}
+
 /* The sanitizers catch memory errors; these catch broken contracts. */
 static void check(int rc, const struct at_trace *t, const char *err, bool salvage)
 {
@@ -53,14 +61,10 @@ static void check(int rc, const struct at_trace *t, const char *err, bool salvag
 		    (w->nrp_cls_callers && (!w->has_cls_callers || !w->has_rpath)))
 			abort();
 		for (uint32_t j = 0; j < w->nrp_cls_callers; j++)
-			if (w->rp_cls_callers[j].k >= w->nduty || !w->rp_cls_callers[j].cls ||
-			    w->rp_cls_callers[j].cls > AT_READ_CLASSES)
+			if (bad_cls_caller(&w->rp_cls_callers[j], w, t))
 				abort();
 		for (uint32_t j = 0; j < w->ncls_callers; j++)
-			if (w->cls_callers[j].k >= w->nduty || !w->cls_callers[j].cls ||
-			    w->cls_callers[j].cls > AT_READ_CLASSES ||
-			    (w->cls_callers[j].caller != AT_NO_CALLER &&
-			     w->cls_callers[j].caller >= t->nsyms))
+			if (bad_cls_caller(&w->cls_callers[j], w, t))
 				abort();
 		for (uint32_t j = 0; j < w->n; j++) {
 			const struct at_window_entry *e = &w->e[j];
