@@ -2022,7 +2022,7 @@ static double class_weight(const struct at_strata *cls, const double *all, const
 static double rp_class_weight(const struct at_duty_est *d, const struct rp_split *rs,
 			      const double *rscale, size_t n, int skip)
 {
-	double all[AT_READ_CLASSES] = {0}, rest[AT_READ_CLASSES] = {0};
+	double all[AT_READ_CLASSES] = {0}, rest[AT_READ_CLASSES] = {0}, tot = 0, left = 0;
 
 	if (!d->nrp || d->nrp_cls_win != d->nrp)
 		return 1;
@@ -2033,8 +2033,21 @@ static double rp_class_weight(const struct at_duty_est *d, const struct rp_split
 		if (!(rscale && c->caller < n && rscale[c->caller] > 0))
 			add_classes(rest, c);
 	}
-	for (int k = 0; k < AT_READ_CLASSES; k++)
+	for (int k = 0; k < AT_READ_CLASSES; k++) {
 		rest[k] = fmax(rest[k] - rs->taken[k], 0);
+		if (k != skip) {
+			tot += all[k];
+			left += rest[k];
+		}
+	}
+	/*
+	 * The parts split off took every classed call: what the raw shares
+	 * leave comes of calls the classes saw but the read path did not (a
+	 * window's, while its links came out), and the reads' estimate holds
+	 * those already.
+	 */
+	if (!(left > 0) && tot >= AT_DUTY_MIN_STRATUM)
+		return 0;
 	return class_weight(d->cls, all, rest, skip);
 }
 
