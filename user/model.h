@@ -599,6 +599,8 @@ struct at_caller_scales {
 	const double *pre_move;
 	/* By the writes: its estimate per read-path call, over however few. */
 	const double *writes_path_any;
+	/* By the reads: at_profile_rp_class_mix(), 0 where unknown (any NULL: none). */
+	const double *reads_path_mix;
 };
 
 /* at_profile_estimate_callers, with the callers' own scales (sc NULL: none). */
@@ -611,6 +613,12 @@ void at_profile_estimate_scaled(struct at_func_profile *p, const bool *writes, c
  * where it has none.
  */
 void at_profile_reads_scales(const struct at_func_profile *p, double *by_time, double *on_path);
+/*
+ * How many reads its read-path calls' classes ran per one the windows saw,
+ * averaged over those calls: a callee's part under it scales by the same
+ * over the callee's calls there. 0 without 3 classed calls there.
+ */
+double at_profile_rp_class_mix(const struct at_func_profile *p);
 /*
  * The same for a function by the writes, on the read path (*path, over 3
  * of its calls there or more), and over however few (*any).

@@ -304,7 +304,8 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 	double *bursts = at_xcalloc(ps->t->nsyms + 1, sizeof(*bursts));
 	double *pre = at_xcalloc(ps->t->nsyms + 1, sizeof(*pre));
 	double *wany = at_xcalloc(ps->t->nsyms + 1, sizeof(*wany));
-	struct at_caller_scales sc = {rtime, rpath, wpath, tend, bursty, bursts, pre, wany};
+	double *rmix = at_xcalloc(ps->t->nsyms + 1, sizeof(*rmix));
+	struct at_caller_scales sc = {rtime, rpath, wpath, tend, bursty, bursts, pre, wany, rmix};
 
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		pre[i] = ps->p[i].pre_move_calls;
@@ -350,8 +351,10 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 		explain(ps, writes, turns, reads);
 	/* writes[] holds no turn caller (see above). */
 	for (size_t i = 0; i < ps->t->nsyms; i++) {
-		if (reads[i])
+		if (reads[i]) {
 			at_profile_reads_scales(&ps->p[i], &rtime[i], &rpath[i]);
+			rmix[i] = at_profile_rp_class_mix(&ps->p[i]);
+		}
 		if (writes[i])
 			at_profile_writes_scales(&ps->p[i], &wpath[i], &wany[i]);
 		if (turns[i])
@@ -369,6 +372,7 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		at_profile_estimate_scaled(&ps->p[i], writes, turns, reads, &sc, ps->t->nsyms);
 	free(wany);
+	free(rmix);
 	free(pre);
 	free(bursts);
 	free(bursty);
