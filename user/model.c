@@ -1389,6 +1389,22 @@ static bool turn_windows_apart(const struct at_duty_est *d)
 }
 
 /*
+ * Whether the turn windows bear out the loader's mark of a function run
+ * once to three times a turn (find_per_turn()): at most MANY_UNDER_A_TURN
+ * calls a turn's end there, or too few ends to tell. A step that straddles
+ * a change of requests can mark one by chance: redis's stringObjectLen,
+ * once a GET, made 11 calls an end in its turn windows, and by the turns
+ * it came out at 12.7 times its count.
+ */
+static bool turnwise_borne_out(const struct at_duty_est *d)
+{
+	const struct at_strata *s = tw_strata(d, true);
+	double ends = strata_on(s);
+
+	return !(ends >= AT_DUTY_MIN_STRATUM) || strata_calls(s) <= MANY_UNDER_A_TURN * ends;
+}
+
+/*
  * Whether e, a function's estimate by the reads or the writes, is under
  * half a call a turn's end and under half what its turn windows make of
  * it: a function of the turn windows ran a whole number of times a turn
@@ -1428,7 +1444,7 @@ static enum at_yardstick turns_choice(const struct at_func_profile *p, bool by_w
 	const struct at_duty_est *d = &p->duty;
 
 	*share = have_writes && !by_writes ? caller_share(d, writes, n, split) : 0;
-	return follows_turns(d, by_writes || *share > 0, p->turn_windows,
+	return follows_turns(d, by_writes || *share > 0, p->turn_windows && turnwise_borne_out(d),
 			     p->turn_windows_ran && !p->turn_windows);
 }
 
@@ -1836,6 +1852,26 @@ void at_profile_writes_scales(const struct at_func_profile *p, double *path, dou
 	*any = west / seen;
 	if (seen >= AT_DUTY_MIN_STRATUM)
 		*path = *any;
+}
+
+double at_profile_inherited_writes_scale(const struct at_func_profile *p, const double *wpath,
+					 size_t n)
+{
+	const struct at_duty_est *d = &p->duty;
+	double all, part = 0, under = 0;
+
+	if (!d->nwin || p->estimated || !d->nrp || d->nrp != d->ncls_win)
+		return 0;
+	all = rp_calls(d);
+	for (uint32_t i = 0; i < d->nrp_callers; i++) {
+		const struct at_caller_total *c = &d->rp_callers[i];
+
+		if (c->caller < n && wpath[c->caller] > 0) {
+			under += c->calls;
+			part += c->calls * wpath[c->caller];
+		}
+	}
+	return all >= AT_DUTY_MIN_STRATUM && under >= all ? part / all : 0;
 }
 
 double at_profile_turn_end_scale(const struct at_func_profile *p)
@@ -2448,11 +2484,12 @@ void at_profile_explain(FILE *f, const char *name, const struct at_func_profile 
 	fprintf(f,
 		"%s: seen %" PRIu64 " tw %d reads %.0f+-%.0f writes %.0f+-%.0f(%d,%d) "
 		"ends %.0f+-%.0f wakes %.0f+-%.0f | ms r %.3g w %.3g u %.3g a %.3g | "
-		"share %.2f nturn %u nsplit %u ot %.0f/%.0f/%.0f -> %d eof %.0f of %.0f\n",
+		"share %.2f nturn %u nsplit %u ot %.0f/%.0f/%.0f tw %.0f/%.0f -> %d eof %.0f of "
+		"%.0f\n",
 		name, d->calls, p->turn_windows, est, sqrt(var), west, sqrt(wvar), have_writes,
 		by_writes, uest, sqrt(uvar), aest, sqrt(avar), r, w, u, a, share, d->nturn,
-		t->nsplit, t->ot_calls, t->ot_turns, t->ot_wakes, choice, hangup_calls(d),
-		all_cls_calls(d));
+		t->nsplit, t->ot_calls, t->ot_turns, t->ot_wakes, strata_calls(tw_strata(d, true)),
+		strata_on(tw_strata(d, true)), choice, hangup_calls(d), all_cls_calls(d));
 	for (int k = 0; k < AT_READ_CLASSES; k++) {
 		const struct at_strata *s = &d->cls[k];
 		double part = class_part(d->cls, &var, NULL, k);

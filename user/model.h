@@ -625,6 +625,16 @@ double at_profile_rp_class_mix(const struct at_func_profile *p);
  */
 void at_profile_writes_scales(const struct at_func_profile *p, double *path, double *any);
 /*
+ * For a function marked by the writes with no writes estimate of its own
+ * (its windows saw none of its class's writes): its callers' scales (wpath,
+ * n ids) over its read-path calls, when all of them are under such
+ * callers, 3 or more. redis's removeExpire, all under setKey, had none, and
+ * dictDelete under it went by the read path's raw writes, 30 % high. 0
+ * otherwise.
+ */
+double at_profile_inherited_writes_scale(const struct at_func_profile *p, const double *wpath,
+					 size_t n);
+/*
  * Its calls in the windows came in bursts: the reads put it at none, or
  * at an estimate whose 95 % interval is wider than half of it.
  */

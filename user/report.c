@@ -361,6 +361,15 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 			tend[i] = at_profile_turn_end_scale(&ps->p[i]);
 		bursty[i] = at_profile_bursty(&ps->p[i]);
 	}
+	/* Down chains of such callers: a scale found in one pass serves the next. */
+	for (int pass = 0; pass < 4; pass++)
+		for (size_t i = 0; i < ps->t->nsyms; i++)
+			if (writes[i] && !(wpath[i] > 0)) {
+				wpath[i] = at_profile_inherited_writes_scale(&ps->p[i], wpath,
+									     ps->t->nsyms);
+				if (wpath[i] > 0)
+					wany[i] = wpath[i];
+			}
 	/*
 	 * After every bursty[]: a function's share reads its callers'. Only
 	 * the callers by the writes use it (rp_callers_estimate()).

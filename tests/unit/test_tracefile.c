@@ -1864,6 +1864,32 @@ static void test_duty_rp_caller_class_mix(void)
 }
 
 /*
+ * redis's removeExpire, all under setKey (marked by the writes), saw none
+ * of its class's writes, so it had no writes scale of its own, and
+ * dictDelete under it went by the read path's raw writes, 30 % high. Its
+ * callers' scales over its read-path calls stand in, when all its calls
+ * there are under such callers; one call elsewhere, and none does.
+ */
+static void test_duty_inherited_writes_scale(void)
+{
+	struct at_func_profile all_under = {0}, one_elsewhere = {0};
+	double wpath[10] = {[7] = 62.5};
+
+	for (int i = 0; i < 8; i++) {
+		add_rp_interval(&all_under, rp8_reads[i], rp8_ends[i], rp8_writes[i], rp8_reads[i],
+				0);
+		add_rp_interval(&one_elsewhere, rp8_reads[i], rp8_ends[i], rp8_writes[i],
+				rp8_reads[i], i == 3);
+	}
+	check(at_profile_inherited_writes_scale(&all_under, wpath, 10) == 62.5 &&
+		  at_profile_inherited_writes_scale(&one_elsewhere, wpath, 10) == 0,
+	      "duty inherited writes scale: its callers' scale, only when all its calls are "
+	      "under them");
+	at_profile_free(&all_under);
+	at_profile_free(&one_elsewhere);
+}
+
+/*
  * Many calls a turn's end under a turn caller (redis's listNext under
  * handleClientsWithPendingWrites, 35 an end), about one a write, in 4
  * intervals whose read path saw 2-3 ends, beside one a read under caller
@@ -3243,6 +3269,32 @@ static void test_duty_turnwin(void)
 		for (int i = 0; i < 6; i++)
 			cls[i][0].cls = 3;
 	}
+	/*
+	 * Once a read, marked to run once a turn by a step that straddled a
+	 * change of requests (redis's stringObjectLen, once a GET): its turn
+	 * windows read 11-19 requests a turn, and its calls there, 11-19 an
+	 * end give or take 50, fit the reads 2.5 times better than the turns,
+	 * not the 3 times a function of theirs needs. By the turns, some 9
+	 * times its 60,000; its turn windows' calls an end do not bear the
+	 * mark out, so the reads scale it: 60000 within 5 %.
+	 */
+	for (int i = 0; i < 6; i++) {
+		static const uint64_t per_turn[6] = {11, 19, 13, 17, 12, 18};
+		static const int jitter[6] = {50, -50, 50, -50, 50, -50};
+		uint64_t reads = per_turn[i] * tw_turns[i];
+
+		wins[i].tw_cls_on[3] = wins[i].tw_wr_cls_on[3] = wins[i].tw_wr_on = reads;
+		wins[i].turn_on = wins[i].wake_on = 1;
+		twc[i] = (uint64_t)((int64_t)reads + jitter[i]);
+		cls[i][0].calls = cls[i][1].calls = wr[i][0].calls = ents2[i][0].c.calls =
+		    ents2[i][0].c.returns = twc[i] + 50;
+	}
+	at_profile_set_init(&ps, &t);
+	check(ps.p[0].turn_windows && ps.p[0].by_turns == AT_BY_READS &&
+		  fabs((double)ps.p[0].c.calls / 60000 - 1) <= 0.05,
+	      "turn windows: a function marked once a turn that made 11-19 calls an end there "
+	      "goes by the reads (60000 within 5 %)");
+	at_profile_set_free(&ps);
 }
 
 /* Duty lists the writer refuses, and the estimate a report makes of them. */
@@ -3584,6 +3636,7 @@ int main(int argc, char **argv)
 	test_duty_few_an_end_under_turns();
 	test_duty_rp_classes_taken();
 	test_duty_rp_caller_class_mix();
+	test_duty_inherited_writes_scale();
 	test_duty_rp_turn_caller_own();
 	test_duty_rp_few_turns();
 	test_duty_rp_hangups();
