@@ -1856,26 +1856,6 @@ void at_profile_writes_scales(const struct at_func_profile *p, double *path, dou
 		*path = *any;
 }
 
-double at_profile_inherited_writes_scale(const struct at_func_profile *p, const double *wpath,
-					 size_t n)
-{
-	const struct at_duty_est *d = &p->duty;
-	double all, part = 0, under = 0;
-
-	if (!d->nwin || p->estimated || !d->nrp || d->nrp != d->ncls_win)
-		return 0;
-	all = rp_calls(d);
-	for (uint32_t i = 0; i < d->nrp_callers; i++) {
-		const struct at_caller_total *c = &d->rp_callers[i];
-
-		if (c->caller < n && wpath[c->caller] > 0) {
-			under += c->calls;
-			part += c->calls * wpath[c->caller];
-		}
-	}
-	return all >= AT_DUTY_MIN_STRATUM && under >= all ? part / all : 0;
-}
-
 double at_profile_turn_end_scale(const struct at_func_profile *p)
 {
 	const struct at_duty_est *d = &p->duty;
@@ -2021,6 +2001,19 @@ static double reader_callers_estimate(const struct at_caller_total *c, uint32_t 
 		return *var = 0;
 	*share = under / all;
 	return part;
+}
+
+double at_profile_inherited_writes_scale(const struct at_func_profile *p, const double *wpath,
+					 size_t n)
+{
+	const struct at_duty_est *d = &p->duty;
+	double share, var, part;
+
+	if (!d->nwin || p->estimated || !d->nrp || d->nrp != d->ncls_win)
+		return 0;
+	/* The same sum as the reads' callers' parts: share 1 when all are under scaled callers. */
+	part = reader_callers_estimate(d->rp_callers, d->nrp_callers, wpath, NULL, n, &share, &var);
+	return share >= 1 ? part / rp_calls(d) : 0;
 }
 
 /*
@@ -2285,16 +2278,16 @@ void at_profile_estimate_scaled(struct at_func_profile *p, const bool *writes, c
 		} else if (rp) {
 			/* By the read path: each part scales its own calls there. */
 			double rest = fmax(1 - rs.wshare - rs.tshare, 0), rvar;
-			struct class_mix mix = {.callers = sc ? sc->reads_path_mix : NULL};
+			struct class_mix mix = {0}, *by_class = NULL;
 			double rpart;
 
-			if (mix.callers && d->nrp_cls_win == d->nrp)
+			if (sc && sc->reads_path_mix && d->nrp_cls_win == d->nrp) {
+				mix.callers = sc->reads_path_mix;
 				class_read_scales(d, mix.own);
-			else
-				mix.callers = NULL;
-			rpart =
-			    reader_part(d->rp_callers, d->nrp_callers, sc ? sc->reads_path : NULL,
-					mix.callers ? &mix : NULL, n, &rest, &rvar);
+				by_class = &mix;
+			}
+			rpart = reader_part(d->rp_callers, d->nrp_callers,
+					    sc ? sc->reads_path : NULL, by_class, n, &rest, &rvar);
 			double burst = hangup_part(d, &rs, &rest, &est), rw;
 			bool hangups = burst > 0;
 

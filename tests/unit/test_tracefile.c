@@ -1725,6 +1725,7 @@ static void add_class_calls_interval(struct at_func_profile *q, uint64_t r_on, u
 {
 	uint64_t all[AT_READ_CLASSES] = {0}, on[AT_READ_CLASSES] = {0}, slots[AT_SLOTS] = {0};
 	struct at_caller_calls callers[4], cls[4], rp_cls[4];
+	uint32_t m = n < 4 ? n : 4; /* the arrays' room */
 	struct at_duty_obs o = {.on_ns = 10000000,
 				.len_ns = 1000000000,
 				.cls_all = all,
@@ -1734,10 +1735,10 @@ static void add_class_calls_interval(struct at_func_profile *q, uint64_t r_on, u
 				.wr_all = 1000,
 				.wr_on = w_on,
 				.has_callers = true,
-				.ncallers = n,
+				.ncallers = m,
 				.callers = callers,
 				.has_cls_callers = true,
-				.ncls_callers = n,
+				.ncls_callers = m,
 				.cls_callers = cls,
 				.has_turns = true,
 				.has_rpath = true,
@@ -1747,9 +1748,9 @@ static void add_class_calls_interval(struct at_func_profile *q, uint64_t r_on, u
 				.wake_on = rp_t,
 				.rp_turns = rp_t,
 				.rp_writes = w_on,
-				.nrp_callers = n,
+				.nrp_callers = m,
 				.rp_callers = callers,
-				.nrp_cls_callers = n,
+				.nrp_cls_callers = m,
 				.rp_cls_callers = rp_cls};
 	struct at_window_entry e = {0};
 
@@ -1763,7 +1764,7 @@ static void add_class_calls_interval(struct at_func_profile *q, uint64_t r_on, u
 		o.ref_all += all[k];
 		o.ref_on += on[k];
 	}
-	for (uint32_t i = 0; i < n && i < 4; i++) {
+	for (uint32_t i = 0; i < m; i++) {
 		callers[i] = (struct at_caller_calls){0, c[i].caller, c[i].calls};
 		cls[i] =
 		    (struct at_caller_calls){0, c[i].caller, c[i].calls + c[i].late, c[i].cls + 1};
