@@ -956,7 +956,12 @@ int at_dctl_tick(struct at_dctl *c, const struct at_window *win, uint64_t now, s
 	if (c->expr)
 		select_step(c, win, rel);
 	if (c->duty) {
-		/* Read with the interval's hits, so a step's turns and hits cover the same time. */
+		/*
+		 * As the interval's figures read them, so a step's turns and hits
+		 * cover the same time: read here, after the windows' calls, redis
+		 * at 4,400 turns a second had turned 6 % more (g5's 4,682 turns
+		 * against beforeSleep's 4,522 calls left it unmarked).
+		 */
 		uint64_t reads, turns;
 
 		at_duty_loop(c->duty, &reads, &turns);

@@ -117,7 +117,10 @@ bool at_duty_is_demoted(const struct at_duty *d, uint32_t id);
 uint32_t at_duty_ndemoted(const struct at_duty *d);
 /* How many of them the turn windows probe too. */
 uint32_t at_duty_nturnwise(const struct at_duty *d);
-/* The target's socket reads and turns of its event loop (ends) so far; 0 when not counted. */
+/*
+ * The target's socket reads and turns of its event loop (ends) so far; 0
+ * when not counted. Once after at_duty_fill(): as it read them.
+ */
 void at_duty_loop(struct at_duty *d, uint64_t *reads, uint64_t *turns);
 double at_duty_frac(const struct at_duty *d);
 /* What a probe costs the loader per window (ns of CPU), as measured so far. */
