@@ -424,9 +424,9 @@ static double unmeasured_calls(const struct at_duty_est *d, const bool *mark, si
 #define MANY_AN_END 8
 
 /*
- * Calls a turn's end under one turn caller past which they are its work per
- * reply rather than once a turn: the turn windows' functions run 1-3 times
- * a turn.
+ * Calls a turn's end (under one turn caller, or in all) past which they are
+ * work per reply rather than once a turn: the turn windows' functions run
+ * 1-3 times a turn.
  */
 #define MANY_UNDER_A_TURN 4
 
@@ -1303,6 +1303,19 @@ static void turn_fit_ms(const struct at_duty_est *d, double *r, double *w, doubl
 }
 
 /*
+ * Whether a function's windows saw at most MANY_UNDER_A_TURN calls a turn
+ * (s: by the ends or the wakeups). The other windows slow the loop so much
+ * that each sees about one turn's end, so work per request in a turn fits
+ * the ends as well as work once a turn: redis's listNext, 75-102 calls in
+ * each of 4 intervals' windows against 1 end each, fitted the ends 15
+ * times better than the reads, and came out 13 times its count by them.
+ */
+static bool few_under_a_turn(const struct at_strata *s)
+{
+	return strata_calls(s) <= MANY_UNDER_A_TURN * strata_on(s);
+}
+
+/*
  * Whether a function's window calls follow the turns of the event loop
  * (AT_BY_TURNS: their ends, AT_BY_WAKES: the wakeups, whichever fits
  * better) far more closely than the reads and the writes: fitted through
@@ -1320,6 +1333,8 @@ static void turn_fit_ms(const struct at_duty_est *d, double *r, double *w, doubl
  * turns in 3 intervals each: the windows catch few turns (redis: 4-9 ends
  * a recording), and a function seen in one burst fits anything. With a
  * margin of 1 rather than 3, 2 of 8 redis recordings lost 20 functions.
+ * One the loader left out of the turn windows (left_out) also needs
+ * few_under_a_turn().
  */
 static enum at_yardstick follows_turns(const struct at_duty_est *d, bool writes_too, bool turnwise,
 				       bool left_out)
@@ -1341,8 +1356,13 @@ static enum at_yardstick follows_turns(const struct at_duty_est *d, bool writes_
 	 * turns, fitted the reads nearly as well and came out at -93 %).
 	 */
 	if (turnwise ? 3 * r >= best && 3 * w >= best
-		     : m * best < r && (writes_too ? m * best < w : best <= w))
-		return ends_or_wakes(d, u, a);
+		     : m * best < r && (writes_too ? m * best < w : best <= w)) {
+		enum at_yardstick y = ends_or_wakes(d, u, a);
+
+		return left_out && !few_under_a_turn(y == AT_BY_TURNS ? &d->tu : &d->wk)
+			   ? AT_BY_READS
+			   : y;
+	}
 	return AT_BY_READS;
 }
 
@@ -1401,9 +1421,8 @@ static bool turn_windows_apart(const struct at_duty_est *d)
 static bool turnwise_borne_out(const struct at_duty_est *d)
 {
 	const struct at_strata *s = tw_strata(d, true);
-	double ends = strata_on(s);
 
-	return !(ends >= AT_DUTY_MIN_STRATUM) || strata_calls(s) <= MANY_UNDER_A_TURN * ends;
+	return !(strata_on(s) >= AT_DUTY_MIN_STRATUM) || few_under_a_turn(s);
 }
 
 /*
