@@ -205,14 +205,16 @@ expect_match "reqmix sampled: the yardsticks took samples" "$(cat "$WORK/qy.err"
 expect_match "reqmix sampled: every window call went into a callers pair" \
 	"$(cat "$WORK/qy.err")" \
 	'window calls in no callers pair: 0 quiesced, 0 without frames storage, 0 too deep, 0 with the map full'
+# Imputed counts are looser than counted ones: over 6 runs on a fresh clone
+# and here (stop 61) set_key came out -5.8 % to +10.2 %, so 15 %.
 if report_json "$WORK/qy.data" "$WORK/qy.json"; then
 	sets=$(kv "$WORK/qy.out" sets) gets=$(kv "$WORK/qy.out" gets)
 	expect_near "reqmix sampled: set_key's estimate, 4 per SET" \
-		"$(fn "$WORK/qy.json" set_key calls)" $((4 * sets)) 10
+		"$(fn "$WORK/qy.json" set_key calls)" $((4 * sets)) 15
 	expect_near "reqmix sampled: handle_set's estimate" \
-		"$(fn "$WORK/qy.json" handle_set calls)" "$sets" 10
+		"$(fn "$WORK/qy.json" handle_set calls)" "$sets" 15
 	expect_near "reqmix sampled: get_key's estimate" "$(fn "$WORK/qy.json" get_key calls)" \
-		"$gets" 10
+		"$gets" 15
 	expect_eq "reqmix sampled: counted and imputed reads and writes, in part of the time" \
 		"$(jq --argjson n $((sets + gets)) '.socket_events > 0 and .socket_events_imputed > 0 and
 			.socket_events + .socket_events_imputed <= 2.2 * $n + 2 and
