@@ -141,11 +141,10 @@ struct at_duty {
 	/* refcalls at the last interval (reads per class, then writes and turns). */
 	struct at_reads ref_last[AT_REFCALLS];
 	/*
-	 * ref_last's reads and turns when this interval's read set them, for
-	 * at_duty_loop(): reading the windows' calls after it takes tens of ms.
+	 * ref_last holds this interval's reads and turns, for at_duty_loop():
+	 * reading the windows' calls after them takes tens of ms.
 	 */
 	bool loop_fresh;
-	uint64_t loop_reads, loop_turns;
 	uint64_t *wlast; /* wcalls at the last interval, per function and class */
 	/* refcalls' read classes at the last look for a shift (shift_due()), and when. */
 	struct at_reads shift_last[AT_READ_CLASSES];
@@ -301,8 +300,8 @@ void at_duty_loop(struct at_duty *d, uint64_t *reads, uint64_t *turns)
 	*reads = *turns = 0;
 	if (d && d->loop_fresh) {
 		d->loop_fresh = false;
-		*reads = d->loop_reads;
-		*turns = d->loop_turns;
+		*reads = reads_of(d->ref_last);
+		*turns = d->ref_last[AT_TURNS].all;
 		return;
 	}
 	if (!d || d->inputs_off || !d->outputs || !read_ref(d, r, AT_WAKES + 1))
@@ -1349,11 +1348,7 @@ void at_duty_fill(struct at_duty *d, uint64_t a, uint64_t b, struct at_window *w
 	if (!d || !d->ndemoted || b <= a)
 		return;
 	if (!d->inputs_off && read_ref(d, now, d->outputs ? AT_REFCALLS : AT_READ_CLASSES)) {
-		if (d->outputs) {
-			d->loop_fresh = true;
-			d->loop_reads = reads_of(now);
-			d->loop_turns = now[AT_TURNS].all;
-		}
+		d->loop_fresh = d->outputs; /* since_last() below keeps them in ref_last */
 		for (uint32_t k = 0; k < AT_READ_CLASSES; k++) {
 			since_last(d, now, k, &win->cls_all[k], &win->cls_on[k],
 				   &win->tw_cls_on[k]);
