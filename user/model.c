@@ -2158,6 +2158,41 @@ static double rp_class_weight(const struct at_duty_est *d, const struct rp_split
 	return class_weight(d->cls, all, rest, skip);
 }
 
+/*
+ * Whether the read path splits a function the writes would scale: a tenth
+ * of its window calls or more under callers that go by the reads, with most under marked callers;
+ * or any under those, with most under them and the turn callers and less than half under callers by
+ * the writes: the writes cannot scale it all, and the read path splits it. redis's
+ * clientHasPendingReplies runs twice a request under prepareClientToWrite, three times a
+ * writeToClient and once more a reply under handleClientsWithPendingWrites (30-39 %, 45-53 % and
+ * 15-18 % of its window calls); all by the writes, it came out at 2.2 times its count once, and 39
+ * % high or 10-15 % low in 4 of 300 recordings while this wanted those by the reads at half.
+ */
+static bool split_by_reads(const struct at_duty_est *d, const bool *writes, const bool *turns,
+			   const bool *by_reads, size_t n)
+{
+	double split = 0;
+	double r = caller_share(d, by_reads, n, &split);
+	double w = caller_share(d, writes, n, &split);
+	double t = caller_share(d, turns, n, &split);
+
+	return (r >= READS_SPLIT_SHARE && r + w + t > 0.5) || (r > 0 && w < 0.5 && r + t >= 0.5);
+}
+
+bool at_profile_reads_split(const struct at_func_profile *p, const bool *writes, const bool *turns,
+			    const bool *reads, size_t n)
+{
+	const struct at_duty_est *d = &p->duty;
+	double est, var, unseen, west, wvar, share, split;
+	bool have_writes;
+
+	if (!d->nwin || p->estimated || !d->ncls_win || d->nwr_called < 3)
+		return false;
+	return class_choice(d, &est, &var, &unseen, &west, &wvar, &have_writes) &&
+	       split_by_reads(d, writes, turns, reads, n) &&
+	       turns_choice(p, false, have_writes, writes, n, &share, &split) == AT_BY_READS;
+}
+
 void at_profile_estimate_callers(struct at_func_profile *p, const bool *writes, const bool *turns,
 				 const bool *by_reads, size_t n)
 {
@@ -2190,29 +2225,8 @@ void at_profile_estimate_scaled(struct at_func_profile *p, const bool *writes, c
 		bool have_writes, by_writes, rp = false;
 
 		by_writes = class_choice(d, &est, &var, &unseen, &west, &wvar, &have_writes);
-		/*
-		 * A tenth of its window calls or more under callers that go by
-		 * the reads, with most under marked callers; or any under
-		 * those, with most under them and the turn callers and less
-		 * than half under callers by the writes: the writes cannot
-		 * scale it all, and the read path splits it.
-		 * redis's clientHasPendingReplies runs twice a request under
-		 * prepareClientToWrite, three times a writeToClient and once
-		 * more a reply under handleClientsWithPendingWrites (30-39 %,
-		 * 45-53 % and 15-18 % of its window calls); all by the writes,
-		 * it came out at 2.2 times its count once, and 39 % high or
-		 * 10-15 % low in 4 of 300 recordings while this wanted those
-		 * by the reads at half.
-		 */
-		if (by_writes) {
-			double r = caller_share(d, by_reads, n, &split);
-			double w = caller_share(d, writes, n, &split);
-			double t = caller_share(d, turns, n, &split);
-
-			if ((r >= READS_SPLIT_SHARE && r + w + t > 0.5) ||
-			    (r > 0 && w < 0.5 && r + t >= 0.5))
-				by_writes = false;
-		}
+		if (by_writes && split_by_reads(d, writes, turns, by_reads, n))
+			by_writes = false;
 		/*
 		 * Most window calls under turn callers, a few a turn's end: the
 		 * turns scale those (turn_callers_estimate()), not the writes.

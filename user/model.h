@@ -569,6 +569,14 @@ bool at_profile_by_reads(const struct at_func_profile *p, const bool *writes, si
  */
 bool at_profile_rp_replies(const struct at_func_profile *p, const bool *writes, const bool *turns,
 			   size_t n);
+/*
+ * Whether p, which its own fit would put by the writes (writes[id]),
+ * goes by the reads in its estimate instead, split by its callers by the
+ * reads (reads[id]; turns[id] as at_profile_estimate_callers): its
+ * callees' calls under it follow the reads, not the writes.
+ */
+bool at_profile_reads_split(const struct at_func_profile *p, const bool *writes, const bool *turns,
+			    const bool *reads, size_t n);
 /* One line to f of what each yardstick makes of p's calls, before at_profile_estimate_callers. */
 void at_profile_explain(FILE *f, const char *name, const struct at_func_profile *p,
 			const bool *writes, size_t n);

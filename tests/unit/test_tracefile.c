@@ -1418,6 +1418,23 @@ static void test_duty_writes_under_readers(void)
 	at_profile_free(&three);
 	at_profile_free(&other);
 	check(at_profile_by_writes(&mixed), "duty writes under readers: its calls fit the writes");
+	{
+		/*
+		 * The same split marks it by the reads for its own callees
+		 * (redis's commandProcessed under processInputBuffer, and
+		 * resetClient under it); all under a caller by the writes, not.
+		 */
+		bool only9[10] = {[9] = true}, none[10] = {0};
+
+		check(at_profile_reads_split(&mixed, writes, turns, reads, 10) &&
+			  at_profile_reads_split(&reply, none, turns, only9, 10),
+		      "duty writes under readers: a fit to the writes that callers by the reads "
+		      "split is marked by the reads");
+		check(!at_profile_reads_split(&reply, writes, turns, reads, 10) &&
+			  !at_profile_reads_split(&reply, none, turns, none, 10),
+		      "duty writes under readers: all under a caller by the writes, or under no "
+		      "mark, it stays marked by the writes");
+	}
 	at_profile_estimate_callers(&mixed, writes, NULL, reads, 10);
 	at_profile_estimate_callers(&blind, writes, NULL, NULL, 10);
 	at_profile_estimate_callers(&reply, writes, NULL, reads, 10);
