@@ -2193,6 +2193,23 @@ bool at_profile_reads_split(const struct at_func_profile *p, const bool *writes,
 	       turns_choice(p, false, have_writes, writes, n, &share, &split) == AT_BY_READS;
 }
 
+/*
+ * The least share of a function's window calls under callers by the reads
+ * that marks it by the reads for its callees, where its own calls fell in
+ * too few intervals to go by them (at_profile_by_reads()).
+ */
+#define UNDER_READERS_SHARE 0.9
+
+bool at_profile_under_readers(const struct at_func_profile *p, const bool *reads, size_t n)
+{
+	const struct at_duty_est *d = &p->duty;
+	double all;
+
+	if (!d->nwin || p->estimated || !d->ncls_win || d->nwr_called >= 3)
+		return false;
+	return caller_share(d, reads, n, &all) >= UNDER_READERS_SHARE;
+}
+
 void at_profile_estimate_callers(struct at_func_profile *p, const bool *writes, const bool *turns,
 				 const bool *by_reads, size_t n)
 {

@@ -577,6 +577,12 @@ bool at_profile_rp_replies(const struct at_func_profile *p, const bool *writes, 
  */
 bool at_profile_reads_split(const struct at_func_profile *p, const bool *writes, const bool *turns,
 			    const bool *reads, size_t n);
+/*
+ * Whether p, whose window calls fell in too few intervals to go by the
+ * reads itself, made nearly all of them under callers by the reads
+ * (reads[id], n ids): a mark for its callees, with no scale of its own.
+ */
+bool at_profile_under_readers(const struct at_func_profile *p, const bool *reads, size_t n);
 /* One line to f of what each yardstick makes of p's calls, before at_profile_estimate_callers. */
 void at_profile_explain(FILE *f, const char *name, const struct at_func_profile *p,
 			const bool *writes, size_t n);
