@@ -2186,7 +2186,7 @@ bool at_profile_reads_split(const struct at_func_profile *p, const bool *writes,
 	double est, var, unseen, west, wvar, share, split;
 	bool have_writes;
 
-	if (!d->nwin || p->estimated || !d->ncls_win || d->nwr_called < 3)
+	if (!d->nwin || p->estimated || !d->ncls_win)
 		return false;
 	return class_choice(d, &est, &var, &unseen, &west, &wvar, &have_writes) &&
 	       split_by_reads(d, writes, turns, reads, n) &&
@@ -2196,7 +2196,8 @@ bool at_profile_reads_split(const struct at_func_profile *p, const bool *writes,
 /*
  * The least share of a function's window calls under callers by the reads
  * that marks it by the reads for its callees, where its own calls fell in
- * too few intervals to go by them (at_profile_by_reads()).
+ * too few intervals to go by them (at_profile_by_reads()): nearly all, so
+ * that one partly under callers by the writes or the turns keeps out.
  */
 #define UNDER_READERS_SHARE 0.9
 

@@ -570,17 +570,19 @@ bool at_profile_by_reads(const struct at_func_profile *p, const bool *writes, si
 bool at_profile_rp_replies(const struct at_func_profile *p, const bool *writes, const bool *turns,
 			   size_t n);
 /*
- * Whether p, which its own fit would put by the writes (writes[id]),
- * goes by the reads in its estimate instead, split by its callers by the
- * reads (reads[id]; turns[id] as at_profile_estimate_callers): its
- * callees' calls under it follow the reads, not the writes.
+ * Whether p, which its own fit puts by the writes, has its estimate split
+ * by the read path instead: enough of its window calls under callers by
+ * the reads (reads[id]; writes[id], turns[id]: the callers' other marks,
+ * as at_profile_estimate_callers), and the turns do not take it. Its
+ * callees' calls under it then follow the reads, not the writes.
  */
 bool at_profile_reads_split(const struct at_func_profile *p, const bool *writes, const bool *turns,
 			    const bool *reads, size_t n);
 /*
- * Whether p, whose window calls fell in too few intervals to go by the
- * reads itself, made nearly all of them under callers by the reads
- * (reads[id], n ids): a mark for its callees, with no scale of its own.
+ * Whether p, whose window calls by time fell in fewer than the 3 intervals
+ * at_profile_by_reads() needs, made nearly all of them under callers by
+ * the reads (reads[id], n ids): a mark for its callees, with no scale of
+ * its own.
  */
 bool at_profile_under_readers(const struct at_func_profile *p, const bool *reads, size_t n);
 /* One line to f of what each yardstick makes of p's calls, before at_profile_estimate_callers. */

@@ -286,6 +286,65 @@ static void explain(const struct at_profile_set *ps, const bool *writes, const b
 	}
 }
 
+/*
+ * The marks, made to follow the estimates they stand for, down chains of
+ * callers until none moves (marks only leave the writes and join the
+ * reads, so it ends):
+ * - A caller marked by the writes for its own fit whose callers by the
+ *   reads split its own estimate (at_profile_reads_split()) is marked by
+ *   the reads: redis's resetClient, all under commandProcessed, went by
+ *   commandProcessed's writes mark at -27 % while commandProcessed went
+ *   by the reads, 1 % off.
+ * - A mark for replies is taken again against the writes marks by own
+ *   fit left, on which it stood (redis's GET path under call).
+ * - A caller whose window calls came in too few intervals to go by the
+ *   reads itself, nearly all under callers by the reads, is marked by the
+ *   reads with no scale of its own (unscaled[]): its callees' calls
+ *   under it go with their own reads, not with their fit to the writes.
+ *   redis's addReplyLongLongWithPrefix, 49 of 55 window calls under
+ *   addReplyBulk (2 intervals, under getGenericCommand, 2 as well, under
+ *   call), went by its writes at -35.4 %; its reads were 0.5 % off. With
+ *   a scale from those intervals, zfree's parts under such callers
+ *   (setKey) came out 10.6-12.8 % off in 5 of 1,248 recordings. Not a
+ *   caller seen in bursts: its callees' calls there count once, as seen.
+ * Each pass reads the writes marks as they were before it.
+ */
+static void settle_marks(const struct at_profile_set *ps, bool *writes, const bool *turns,
+			 bool *reads, const bool *replies, bool *unscaled)
+{
+	size_t n = ps->t->nsyms;
+	bool *was = at_xcalloc(n + 1, sizeof(*was));
+	bool *own = at_xcalloc(n + 1, sizeof(*own));
+
+	for (bool moved = true; moved;) {
+		moved = false;
+		for (size_t i = 0; i < n; i++) {
+			was[i] = writes[i];
+			own[i] = writes[i] && !replies[i];
+		}
+		for (size_t i = 0; i < n; i++) {
+			const struct at_func_profile *p = &ps->p[i];
+
+			if (was[i] &&
+			    (replies[i] ? !at_profile_rp_replies(p, own, turns, n)
+					: at_profile_reads_split(p, was, turns, reads, n))) {
+				writes[i] = false;
+				moved = true;
+			}
+		}
+		for (size_t i = 0; i < n; i++)
+			if (was[i] && !writes[i])
+				reads[i] = !replies[i] || at_profile_by_reads(&ps->p[i], writes, n);
+		/* Marks set here may decide others' in the same pass: they only add. */
+		for (size_t i = 0; i < n; i++)
+			if (!writes[i] && !turns[i] && !reads[i] && !at_profile_bursty(&ps->p[i]) &&
+			    at_profile_under_readers(&ps->p[i], reads, n))
+				reads[i] = unscaled[i] = moved = true;
+	}
+	free(own);
+	free(was);
+}
+
 void at_profile_set_estimate(struct at_profile_set *ps)
 {
 	/*
@@ -297,7 +356,7 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 	bool *turns = at_xcalloc(ps->t->nsyms + 1, sizeof(*turns));
 	bool *reads = at_xcalloc(ps->t->nsyms + 1, sizeof(*reads));
 	bool *replies = at_xcalloc(ps->t->nsyms + 1, sizeof(*replies));
-	bool *thin = at_xcalloc(ps->t->nsyms + 1, sizeof(*thin));
+	bool *unscaled = at_xcalloc(ps->t->nsyms + 1, sizeof(*unscaled));
 	double *rtime = at_xcalloc(ps->t->nsyms + 1, sizeof(*rtime));
 	double *rpath = at_xcalloc(ps->t->nsyms + 1, sizeof(*rpath));
 	double *wpath = at_xcalloc(ps->t->nsyms + 1, sizeof(*wpath));
@@ -344,60 +403,12 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 	for (size_t i = 0; i < ps->t->nsyms; i++)
 		reads[i] =
 		    !writes[i] && !turns[i] && at_profile_by_reads(&ps->p[i], writes, ps->t->nsyms);
-	/*
-	 * A caller marked by the writes whose own estimate its callers by the
-	 * reads split goes by the reads for its callees too: redis's
-	 * resetClient, all under commandProcessed, went by commandProcessed's
-	 * writes mark at -27 % while commandProcessed itself went by the
-	 * reads, 1 % off. A mark for replies then goes with the writes marks
-	 * it stood on (redis's GET path under call). Down chains, a pass a
-	 * link; marks only move from the writes to the reads, so it ends.
-	 */
-	for (bool moved = true; moved;) {
-		bool *was = at_xcalloc(ps->t->nsyms + 1, sizeof(*was));
-
-		memcpy(was, writes, ps->t->nsyms * sizeof(*was));
-		moved = false;
-		for (size_t i = 0; i < ps->t->nsyms; i++) {
-			const struct at_func_profile *p = &ps->p[i];
-
-			if (!was[i])
-				continue;
-			if (replies[i]
-				? !at_profile_rp_replies(p, was, turns, ps->t->nsyms)
-				: at_profile_reads_split(p, was, turns, reads, ps->t->nsyms)) {
-				writes[i] = false;
-				moved = true;
-			}
-		}
-		for (size_t i = 0; i < ps->t->nsyms; i++)
-			if (was[i] && !writes[i])
-				reads[i] = !replies[i] ||
-					   at_profile_by_reads(&ps->p[i], writes, ps->t->nsyms);
-		free(was);
-	}
-	/*
-	 * Seen in 1 or 2 intervals, under callers by the reads: a mark by the reads
-	 * for its callees, so that their own fit to the writes does not scale
-	 * them. redis's addReplyLongLongWithPrefix, 49 of 55 window calls under
-	 * addReplyBulk (2 intervals), went by its writes at -35.4 %, where its
-	 * reads were 0.5 % off. No scale of its own (thin[]): with one, from
-	 * those 2 intervals, zfree's parts under such callers (setKey) came
-	 * out 10.6-12.8 % off in 5 of 1,248 recordings. Its callees' parts go
-	 * with their own reads.
-	 */
-	for (bool moved = true; moved;) {
-		moved = false;
-		for (size_t i = 0; i < ps->t->nsyms; i++)
-			if (!writes[i] && !turns[i] && !reads[i] &&
-			    at_profile_under_readers(&ps->p[i], reads, ps->t->nsyms))
-				reads[i] = thin[i] = moved = true;
-	}
+	settle_marks(ps, writes, turns, reads, replies, unscaled);
 	if (at_env_flag("ADAPTRACE_EXPLAIN"))
 		explain(ps, writes, turns, reads);
 	/* writes[] holds no turn caller (see above). */
 	for (size_t i = 0; i < ps->t->nsyms; i++) {
-		if (reads[i] && !thin[i]) {
+		if (reads[i] && !unscaled[i]) {
 			at_profile_reads_scales(&ps->p[i], &rtime[i], &rpath[i]);
 			rmix[i] = at_profile_rp_class_mix(&ps->p[i]);
 		}
@@ -435,7 +446,7 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 	free(wpath);
 	free(rpath);
 	free(rtime);
-	free(thin);
+	free(unscaled);
 	free(replies);
 	free(reads);
 	free(turns);

@@ -1344,6 +1344,35 @@ static bool writes_part(const struct at_func_profile *p, double lo, double hi)
 }
 
 /*
+ * A function whose window calls fell in 2 intervals, too few to go by the
+ * reads itself, all under a caller by the reads (redis's addReplyBulk
+ * under getGenericCommand): marked by the reads for its callees, so
+ * their fit to the writes does not scale them. Not under no mark, nor
+ * when seen in 3 intervals (at_profile_by_reads() decides those).
+ */
+static void test_duty_under_readers(void)
+{
+	struct at_func_profile two = {0}, three = {0};
+	bool reads[10] = {[7] = true}, none[10] = {0};
+
+	for (int i = 0; i < 8; i++) {
+		uint64_t w = i < 2 ? 8 : 0, w3 = i < 3 ? 8 : 0;
+		struct at_caller_calls c[1] = {{0, 7, w}}, c3[1] = {{0, 7, w3}};
+
+		add_interval(&two, 3, 20, w, w, 8, true, c, w ? 1 : 0, NULL);
+		add_interval(&three, 3, 20, w3, w3, 8, true, c3, w3 ? 1 : 0, NULL);
+	}
+	check(at_profile_under_readers(&two, reads, 10),
+	      "duty under readers: seen in 2 intervals, all under a caller by the reads");
+	check(!at_profile_under_readers(&two, none, 10),
+	      "duty under readers: not under a caller with no mark");
+	check(!at_profile_under_readers(&three, reads, 10),
+	      "duty under readers: not when seen in 3 intervals");
+	at_profile_free(&two);
+	at_profile_free(&three);
+}
+
+/*
  * A function whose calls by time follow the writes closely (as
  * test_duty_writes_follow's), but three quarters of them come under caller
  * 7, which goes by the reads: redis's clientHasPendingReplies, twice a
@@ -1354,35 +1383,6 @@ static bool writes_part(const struct at_func_profile *p, double lo, double hi)
  * calls under caller 9 alone (writeToClient's under the loop's turn), the
  * writes scale all of it.
  */
-/*
- * A function whose window calls fell in 2 intervals, too few to go by the
- * reads itself, all under a caller by the reads (redis's addReplyBulk
- * under getGenericCommand): marked by the reads for its callees, so
- * their fit to the writes does not scale them. Not under no mark, nor
- * when seen in 3 intervals (at_profile_by_reads() decides those).
- */
-static void test_duty_under_readers(void)
-{
-	struct at_func_profile two = {0}, all = {0};
-	bool reads[10] = {[7] = true}, none[10] = {0};
-
-	for (int i = 0; i < 8; i++) {
-		uint64_t w = i < 2 ? 8 : 0;
-		struct at_caller_calls c[1] = {{0, 7, w}}, every[1] = {{0, 7, 8}};
-
-		add_interval(&two, 3, 20, w, w, 8, true, c, w ? 1 : 0, NULL);
-		add_interval(&all, 3, 20, 8, 8, 8, true, every, 1, NULL);
-	}
-	check(at_profile_under_readers(&two, reads, 10),
-	      "duty under readers: seen in 2 intervals, all under a caller by the reads");
-	check(!at_profile_under_readers(&two, none, 10),
-	      "duty under readers: not under a caller with no mark");
-	check(!at_profile_under_readers(&all, reads, 10),
-	      "duty under readers: not when seen in 8 intervals");
-	at_profile_free(&two);
-	at_profile_free(&all);
-}
-
 static void test_duty_writes_under_readers(void)
 {
 	static const uint64_t wr_on[8] = {4, 8, 12, 8, 4, 12, 8, 8};
