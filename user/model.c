@@ -436,6 +436,9 @@ static double unmeasured_calls(const struct at_duty_est *d, const bool *mark, si
 /* The least share under callers by the reads that keeps a fit to the writes from scaling it all. */
 #define READS_SPLIT_SHARE 0.1
 
+/* The intervals with window calls a function needs to go by the reads itself. */
+#define BY_READS_MIN_INTERVALS 3
+
 /* Whether the windows saw a function many times a turn's end. */
 static bool many_an_end(const struct at_duty_est *d)
 {
@@ -1843,7 +1846,8 @@ bool at_profile_by_reads(const struct at_func_profile *p, const bool *writes, si
 	 * left out of the turn windows once and seen once, went by the reads,
 	 * and with it writeToClient, all of whose calls it makes, at -91 %.
 	 */
-	if (!p->duty.nwin || p->estimated || !p->duty.ncls_win || p->duty.nwr_called < 3)
+	if (!p->duty.nwin || p->estimated || !p->duty.ncls_win ||
+	    p->duty.nwr_called < BY_READS_MIN_INTERVALS)
 		return false;
 	by_writes = class_choice(&p->duty, &est, &var, &unseen, &west, &wvar, &have_writes);
 	return !by_writes &&
@@ -2160,21 +2164,23 @@ static double rp_class_weight(const struct at_duty_est *d, const struct rp_split
 
 /*
  * Whether the read path splits a function the writes would scale: a tenth
- * of its window calls or more under callers that go by the reads, with most under marked callers;
- * or any under those, with most under them and the turn callers and less than half under callers by
- * the writes: the writes cannot scale it all, and the read path splits it. redis's
- * clientHasPendingReplies runs twice a request under prepareClientToWrite, three times a
- * writeToClient and once more a reply under handleClientsWithPendingWrites (30-39 %, 45-53 % and
- * 15-18 % of its window calls); all by the writes, it came out at 2.2 times its count once, and 39
- * % high or 10-15 % low in 4 of 300 recordings while this wanted those by the reads at half.
+ * of its window calls or more under callers that go by the reads, with
+ * most under marked callers; or any under those, with most under them and
+ * the turn callers and less than half under callers by the writes: the
+ * writes cannot scale it all. redis's clientHasPendingReplies runs twice a
+ * request under prepareClientToWrite, three times a writeToClient and once
+ * more a reply under handleClientsWithPendingWrites (30-39 %, 45-53 % and
+ * 15-18 % of its window calls); all by the writes, it came out at 2.2
+ * times its count once, and 39 % high or 10-15 % low in 4 of 300
+ * recordings while this wanted those by the reads at half.
  */
 static bool split_by_reads(const struct at_duty_est *d, const bool *writes, const bool *turns,
 			   const bool *by_reads, size_t n)
 {
-	double split = 0;
-	double r = caller_share(d, by_reads, n, &split);
-	double w = caller_share(d, writes, n, &split);
-	double t = caller_share(d, turns, n, &split);
+	double all;
+	double r = caller_share(d, by_reads, n, &all);
+	double w = caller_share(d, writes, n, &all);
+	double t = caller_share(d, turns, n, &all);
 
 	return (r >= READS_SPLIT_SHARE && r + w + t > 0.5) || (r > 0 && w < 0.5 && r + t >= 0.5);
 }
@@ -2206,7 +2212,7 @@ bool at_profile_under_readers(const struct at_func_profile *p, const bool *reads
 	const struct at_duty_est *d = &p->duty;
 	double all;
 
-	if (!d->nwin || p->estimated || !d->ncls_win || d->nwr_called >= 3)
+	if (!d->nwin || p->estimated || !d->ncls_win || d->nwr_called >= BY_READS_MIN_INTERVALS)
 		return false;
 	return caller_share(d, reads, n, &all) >= UNDER_READERS_SHARE;
 }
