@@ -57,6 +57,8 @@
 #define SHIFT_LOOKS 2
 /* A turn window gives its slot to an early normal window once in this many slots at most. */
 #define SWAP_SLOTS 4
+/* A turn window that counted under this share of the reads its length should see saw too few. */
+#define TURN_READS_SHARE 0.25
 
 struct release {
 	struct at_links sets[4];
@@ -99,9 +101,15 @@ struct at_duty {
 	int64_t release_normal_ns;
 	uint64_t *since; /* when each demoted function left the always-on links */
 	uint32_t ndemoted, nturnwise;
-	bool turn_next; /* the next window is a turn window */
-	bool turn_open; /* the open window is one */
-	bool turn_woke; /* ... and a thread has woken in it (a count opened) */
+	bool turn_next;	 /* the next window is a turn window */
+	bool turn_open;	 /* the open window is one */
+	bool turn_woke;	 /* ... and a thread has woken in it (a count opened) */
+	bool turn_retry; /* the next turn window stands in for one that saw too few turns */
+	bool retry_open; /* the open turn window is such a one */
+	bool tw_base;	 /* tw_reads0, tw_eofs0 and tw_ends0 were read */
+	/* The turn windows' reads, hang-ups and turns' ends when the open one opened. */
+	uint64_t tw_reads0, tw_eofs0, tw_ends0;
+	uint32_t ntw, ntw_few; /* for ADAPTRACE_DEBUG: turn windows, those that saw too few turns */
 	uint32_t gen;
 	double frac;
 	struct at_links exact, window;
@@ -860,6 +868,63 @@ static bool shift_due(struct at_duty *d, uint64_t now)
 	return d->shift_looks >= SHIFT_LOOKS;
 }
 
+/* The reads, hang-ups (reads of end of file) and turns' ends the turn windows counted so far. */
+static bool turn_window_counts(struct at_duty *d, uint64_t *reads, uint64_t *eofs, uint64_t *ends)
+{
+	struct at_reads r;
+
+	*reads = 0;
+	for (uint32_t k = 0; k < AT_READ_CLASSES; k++) {
+		if (!at_yard_read_slot(d->yard, k, &r))
+			return false;
+		*reads += r.turn;
+		if (k == AT_CLASS_EOF)
+			*eofs = r.turn;
+	}
+	if (!at_yard_read_slot(d->yard, AT_TURNS, &r))
+		return false;
+	*ends = r.turn;
+	return true;
+}
+
+bool at_duty_turns_too_few(uint64_t reads, uint64_t ends, double expected)
+{
+	return !ends || (double)reads < TURN_READS_SHARE * expected;
+}
+
+/*
+ * After a turn window that saw too few turns (at_duty_turns_too_few()),
+ * the next window is a turn window again, once: a retry is not retried,
+ * so the normal windows keep a slot in three at least.
+ */
+static void retry_turns(struct at_duty *d, uint64_t now)
+{
+	uint64_t reads, eofs, ends;
+	double expect;
+	bool few;
+
+	if (!d->tw_base || !turn_window_counts(d, &reads, &eofs, &ends))
+		return;
+	reads -= d->tw_reads0;
+	eofs -= d->tw_eofs0;
+	ends -= d->tw_ends0;
+	expect = d->read_rate * (double)(now - d->opened);
+	few = at_duty_turns_too_few(reads, ends, expect);
+	d->ntw++;
+	d->ntw_few += few;
+	if (few && !d->retry_open) {
+		d->turn_next = true;
+		d->turn_retry = true;
+	}
+	if (at_env_flag("ADAPTRACE_DEBUG"))
+		at_err("duty: the turn window of %.2f ms counted %" PRIu64 " reads (%.0f at the "
+		       "latest rate), %" PRIu64 " hang-ups and %" PRIu64 " turns' ends%s",
+		       (double)(now - d->opened) / 1e6, reads, expect, eofs, ends,
+		       !few	       ? ""
+		       : d->turn_retry ? "; the next window is a turn window too"
+				       : "; too few, after a retry");
+}
+
 /*
  * Stop counting the window's calls, then read the yardstick: both end here,
  * or at window_until, where the programs stopped if the loader woke late.
@@ -872,6 +937,8 @@ static void end_window(struct at_duty *d, uint64_t now)
 	if (now < s->b || d->turn_open)
 		s->b = now;
 	d->open = false;
+	if (d->turn_open)
+		retry_turns(d, now);
 }
 
 /* Release a closed window's links; false when no release slot is free. */
@@ -1131,6 +1198,12 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 		if (!d->force_normal)
 			d->turn_next = !turn;
 		d->force_normal = false;
+		/* Turn windows count nothing between them: their counts hold till it opens. */
+		d->tw_base =
+		    turn && turn_window_counts(d, &d->tw_reads0, &d->tw_eofs0, &d->tw_ends0);
+		d->retry_open = turn && d->turn_retry;
+		if (turn)
+			d->turn_retry = false;
 		armed_from = at_now_ns();
 		at_yard_window_arms(d->yard, armed_from);
 		set_phase(d, AT_WPHASE_ARMING);
@@ -1529,6 +1602,8 @@ void at_duty_free(struct at_duty *d)
 	if (at_env_flag("ADAPTRACE_DEBUG") && d->narm)
 		at_err("duty: %u of %" PRIu64 " windows opened early for reads of a new size",
 		       d->nshifted, d->narm);
+	if (at_env_flag("ADAPTRACE_DEBUG") && d->ntw)
+		at_err("duty: %u of %u turn windows saw too few turns", d->ntw_few, d->ntw);
 	if (at_env_flag("ADAPTRACE_DEBUG") && d->o.uncalled)
 		at_err("duty: window calls in no callers pair: %" PRIu64 " quiesced, %" PRIu64
 		       " without frames storage, %" PRIu64 " too deep, %" PRIu64

@@ -165,6 +165,20 @@ bool at_duty_counting(const struct at_duty *d);
 uint32_t at_duty_linger_lengths(uint32_t nread_intervals, uint32_t nturned_intervals, bool tail);
 
 /*
+ * Whether a turn window saw too few turns to go by: it counted no turn's
+ * end, or under a quarter of the reads the latest interval's rate gives
+ * its length (expected). It opened in a lull, or on clients leaving
+ * between a benchmark's runs: about one in five of the turn windows of 35
+ * redis rounds counted no end. m7's, the only one after a move of beforeSleep
+ * into the windows, counted 53 reads (50 hang-ups) and 1 end in 9.89 ms,
+ * where the interval's rate gives 590 reads, and beforeSleep's callees
+ * came out 21-36 % low. Turn windows slow the loop's turns, not its
+ * reads: theirs counted 20-29 reads a turn where their intervals' made
+ * 2-8, so turns are no measure.
+ */
+bool at_duty_turns_too_few(uint64_t reads, uint64_t ends, double expected);
+
+/*
  * Whether the target's reads shifted to sizes the windows have hardly
  * seen: between refcalls' read classes at the last look (last) and now
  * (cur; n classes), AT_DUTY_SHIFT_SHARE of the reads or more, and

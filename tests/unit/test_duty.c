@@ -34,6 +34,20 @@ int main(void)
 	      "linger: every interval turned, at the counters' limit");
 	check(at_duty_linger_lengths(UINT32_MAX, 0, false) == 15,
 	      "linger: none turned, at the counters' limit");
+	/* A lull: no read, no end. */
+	check(at_duty_turns_too_few(0, 0, 814), "turns: a lull is too few");
+	check(at_duty_turns_too_few(0, 0, 0), "turns: nothing read, nothing expected, too few");
+	/* Reads, no end: one turn that outlasted the window. */
+	check(at_duty_turns_too_few(46, 0, 1135), "turns: no end is too few");
+	/* m7's: 53 reads (50 hang-ups) and 1 end where 590 reads were due. */
+	check(at_duty_turns_too_few(53, 1, 590), "turns: clients leaving are too few");
+	/* Turns slowed by the probes, reads kept: enough. */
+	check(!at_duty_turns_too_few(531, 19, 640), "turns: 19 ends, 531 reads of 640, enough");
+	check(!at_duty_turns_too_few(144, 5, 440), "turns: 5 ends, 144 reads of 440, enough");
+	check(!at_duty_turns_too_few(25, 1, 100), "turns: a quarter of the reads due, enough");
+	check(at_duty_turns_too_few(24, 1, 100), "turns: under a quarter, too few");
+	/* Nothing due (no interval with reads yet): any end will do. */
+	check(!at_duty_turns_too_few(3, 1, 0), "turns: nothing due, an end, enough");
 	{
 		struct at_reads last[AT_READ_CLASSES] = {0}, cur[AT_READ_CLASSES] = {0};
 
