@@ -632,7 +632,8 @@ void at_profile_reads_scales(const struct at_func_profile *p, double *by_time, d
 /*
  * How many reads its read-path calls' classes ran per one the windows saw,
  * averaged over those calls: a callee's part under it scales by the same
- * over the callee's calls there. 0 without 3 classed calls there.
+ * over the callee's calls there. 0 without 3 classed calls there. For a
+ * function of the turn windows, its estimate per read-path call.
  */
 double at_profile_rp_class_mix(const struct at_func_profile *p);
 /*

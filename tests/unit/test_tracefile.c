@@ -1924,6 +1924,42 @@ static void test_duty_rp_classes_taken(void)
 }
 
 /*
+ * 8 intervals of a read path where a connection's first reads (20) come in
+ * intervals 2 and 5, seen callee_on an interval by the callee's windows
+ * and caller_on by caller 7's: the callee runs once a reply under turn
+ * caller 9 and 10 times an interval under caller 7 after those reads;
+ * caller 7 (its caller 2) 10 times on the read path and late more there,
+ * and once a request too when per_request. Any profile NULL: not added.
+ */
+static void add_first_read_intervals(struct at_func_profile *callee, struct at_func_profile *caller,
+				     uint64_t callee_on, uint64_t caller_on, bool per_request,
+				     uint64_t late)
+{
+	for (int i = 0; i < 8; i++) {
+		bool first = i == 2 || i == 5;
+		uint64_t all[AT_READ_CLASSES] = {[AT_CLASS_FIRST] = first ? 20 : 0};
+		uint64_t con[AT_READ_CLASSES] = {[AT_CLASS_FIRST] = first ? callee_on : 0};
+		uint64_t ron[AT_READ_CLASSES] = {[AT_CLASS_FIRST] = first ? caller_on : 0};
+		struct class_calls c[2] = {{9, 3, rp8_writes[i], 0},
+					   {7, AT_CLASS_FIRST, first ? 10 : 0, 0}};
+		struct class_calls own[2];
+		uint32_t n = 0;
+
+		if (per_request)
+			own[n++] = (struct class_calls){2, 3, rp8_reads[i], 0};
+		if (first || !per_request)
+			own[n++] = (struct class_calls){2, AT_CLASS_FIRST, first ? 10 : 0,
+							first ? late : 0};
+		if (callee)
+			add_class_calls_interval(callee, rp8_reads[i], rp8_writes[i], rp8_ends[i],
+						 all, con, c, first ? 2 : 1);
+		if (caller)
+			add_class_calls_interval(caller, rp8_reads[i], rp8_writes[i], rp8_ends[i],
+						 all, ron, own, n);
+	}
+}
+
+/*
  * redis's zfree under _sdsMakeRoomFor, which frees a new connection's
  * first buffer: the callee runs under caller 7 only after a connection's
  * first read, 20 an interval in 2 intervals, a class whose reads the
@@ -1939,22 +1975,8 @@ static void test_duty_rp_caller_class_mix(void)
 	bool writes[10] = {[9] = true}, turns[10] = {[9] = true}, reads[10] = {[7] = true};
 	double by_time, path[10] = {0}, mix[10] = {0};
 
-	for (int i = 0; i < 8; i++) {
-		bool first = i == 2 || i == 5;
-		uint64_t all[AT_READ_CLASSES] = {[AT_CLASS_FIRST] = first ? 20 : 0};
-		uint64_t on[AT_READ_CLASSES] = {[AT_CLASS_FIRST] = first ? 10 : 0};
-		struct class_calls c[2] = {{9, 3, rp8_writes[i], 0},
-					   {7, AT_CLASS_FIRST, first ? 10 : 0, 0}};
-		struct class_calls own[2] = {{2, 3, rp8_reads[i], 0},
-					     {2, AT_CLASS_FIRST, first ? 10 : 0, 0}};
-
-		add_class_calls_interval(&callee, rp8_reads[i], rp8_writes[i], rp8_ends[i], all, on,
-					 c, first ? 2 : 1);
-		add_class_calls_interval(&blind, rp8_reads[i], rp8_writes[i], rp8_ends[i], all, on,
-					 c, first ? 2 : 1);
-		add_class_calls_interval(&caller, rp8_reads[i], rp8_writes[i], rp8_ends[i], all, on,
-					 own, first ? 2 : 1);
-	}
+	add_first_read_intervals(&callee, &caller, 10, 10, true, 0);
+	add_first_read_intervals(&blind, NULL, 10, 10, true, 0);
 	at_profile_reads_scales(&caller, &by_time, &path[7]);
 	mix[7] = at_profile_rp_class_mix(&caller);
 	check(path[7] > 50 && path[7] < 60 && mix[7] > 50 && mix[7] < 60,
@@ -1974,6 +1996,44 @@ static void test_duty_rp_caller_class_mix(void)
 	      "such (8040 within 2 %)");
 	at_profile_free(&callee);
 	at_profile_free(&blind);
+	at_profile_free(&caller);
+}
+
+/*
+ * redis's zmalloc under listCreate, a function of the turn windows: there
+ * listCreate's windows saw clients connect, 10 of a class's 20 first reads
+ * an interval, and 100 calls, 90 of them off the read path; zmalloc's own
+ * windows saw 1 of those reads and its 10 calls under listCreate. The
+ * first reads run 10 listCreate calls each, and a zmalloc each: 400 in 2
+ * intervals. listCreate's estimate per read-path call (20) counts its
+ * calls off the read path; against its class scale there (2) the callee's
+ * own (20) made its part 10 times too many: 4000, 12000 in all, 43 % high.
+ * A function of the turn windows weighs its callees' classes by its
+ * estimate per read-path call itself: 400. Once a reply under turn caller
+ * 9 besides (8000).
+ */
+static void test_duty_rp_caller_of_turn_windows(void)
+{
+	struct at_func_profile callee = {0}, caller = {0};
+	bool writes[10] = {[9] = true}, turns[10] = {[9] = true}, reads[10] = {[7] = true};
+	double by_time, path[10] = {0}, mix[10] = {0};
+
+	add_first_read_intervals(&callee, &caller, 1, 10, false, 90);
+	caller.turn_windows = true;
+	at_profile_reads_scales(&caller, &by_time, &path[7]);
+	mix[7] = at_profile_rp_class_mix(&caller);
+	check(path[7] > 19 && path[7] < 21 && mix[7] == path[7],
+	      "duty caller of the turn windows: its estimate per read-path call counts its calls "
+	      "off the read path (20), and weighs its callees' classes");
+	{
+		struct at_caller_scales sc = {.reads_path = path, .reads_path_mix = mix};
+
+		at_profile_estimate_scaled(&callee, writes, turns, reads, &sc, 10);
+	}
+	check(callee.estimated && fabs((double)callee.c.calls / 8400 - 1) <= 0.02,
+	      "duty caller of the turn windows: the callee's 20 calls under it count by the "
+	      "callee's class scale (8400 within 2 %)");
+	at_profile_free(&callee);
 	at_profile_free(&caller);
 }
 
@@ -3770,6 +3830,7 @@ int main(int argc, char **argv)
 	test_duty_few_an_end_under_turns();
 	test_duty_rp_classes_taken();
 	test_duty_rp_caller_class_mix();
+	test_duty_rp_caller_of_turn_windows();
 	test_duty_inherited_writes_scale();
 	test_duty_rp_turn_caller_own();
 	test_duty_rp_few_turns();
