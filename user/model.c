@@ -551,10 +551,14 @@ static bool pair_fit(const struct at_duty_est *d, const struct at_caller_total *
 /* Whole numbers of calls a write and an end that whole_fit() tries. */
 #define WHOLE_FIT_MAX 3
 
-/* Whether k calls a unit fit exactly (sse less the bare calls' residue), a whole number <= max. */
-static bool exact_whole(double k, double sse, double bare, int max)
+/*
+ * Whether a calls a write and b an end give the calls to within slack, a
+ * sum of squared misses (less the bare calls' residue, as pair_fit()).
+ */
+static bool whole_fits(const struct at_duty_est *d, const struct at_caller_total *c, int a, int b,
+		       double slack)
 {
-	return fabs(sse - bare) < 1e-6 && fabs(k - round(k)) < 1e-6 && round(k) <= max;
+	return pair_sse(c, d->rp_ww, d->rp_tt, d->rp_tw, a, b) - c->cc_bare < slack + 1e-6;
 }
 
 /*
@@ -570,25 +574,30 @@ static bool exact_whole(double k, double sse, double bare, int max)
  * recordings (1.05 calls a write in one, where each interval saw 19
  * writes and an end). A function called once a write misses by an end in
  * each turned interval; one called once an end, by the writes.
+ *
+ * Failing that, the same within one call in all (WHOLE_FIT_SLACK), where
+ * neither yardstick alone fits as closely: a window that cuts a turn
+ * keeps a call whose turn it does not see end. listNext made 165 calls
+ * in 160 writes and 4 ends there and went by the writes, 12.6 % low.
  */
-static bool whole_fit(const struct at_duty_est *d, const struct at_caller_total *c, double sse_t,
-		      double sse_w, double *aw, double *bt)
+#define WHOLE_FIT_SLACK 1.0
+
+static bool whole_fit(const struct at_duty_est *d, const struct at_caller_total *c, double *aw,
+		      double *bt)
 {
 	if (d->nrp_turned < 1)
 		return false;
-	for (int sum = 2; sum <= 2 * WHOLE_FIT_MAX; sum++)
-		for (int a = 1; a <= WHOLE_FIT_MAX && a < sum; a++) {
-			int b = sum - a;
-			double sse = pair_sse(c, d->rp_ww, d->rp_tt, d->rp_tw, a, b);
-
-			if (b > WHOLE_FIT_MAX || !(fabs(sse - c->cc_bare) < 1e-6))
-				continue;
-			if (exact_whole(c->cw / d->rp_ww, sse_w, c->cc_bare, sum) ||
-			    exact_whole(c->ct / d->rp_tt, sse_t, c->cc_bare, sum))
+	for (double slack = 0; slack <= WHOLE_FIT_SLACK; slack += WHOLE_FIT_SLACK)
+		for (int sum = 1; sum <= 2 * WHOLE_FIT_MAX; sum++) {
+			if (whole_fits(d, c, sum, 0, slack) || whole_fits(d, c, 0, sum, slack))
 				return false;
-			*aw = a;
-			*bt = b;
-			return true;
+			for (int a = 1; a <= WHOLE_FIT_MAX && a < sum; a++)
+				if (sum - a <= WHOLE_FIT_MAX &&
+				    whole_fits(d, c, a, sum - a, slack)) {
+					*aw = a;
+					*bt = sum - a;
+					return true;
+				}
 		}
 	return false;
 }
@@ -603,7 +612,7 @@ static bool both_fit(const struct at_duty_est *d, const struct at_caller_total *
 	     (c->nwin >= 3 && pair_fit(d, c, sse1, c->ww_seen, c->tt_seen, c->tw_seen, aw, bt))))
 		return true;
 	*aw = *bt = 0;
-	return whole_fit(d, c, sse_t, sse_w, aw, bt);
+	return whole_fit(d, c, aw, bt);
 }
 
 /*

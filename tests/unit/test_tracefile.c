@@ -2840,7 +2840,9 @@ static void test_duty_rp_near_tie(void)
  * calls are exactly a write plus an end: 8000 + 4800 besides the reader's
  * part (8000 with 2 turned intervals; 8246 and 8681 over the others'
  * reads). By the writes alone they came out 16913, 16507 and 17102
- * (redis's listNext, 11-19 % low).
+ * (redis's listNext, 11-19 % low). Within one call: the last 3 again, a
+ * window cut a turn in one of them and kept a call more; by the writes
+ * alone, 17281.
  */
 static void test_duty_rp_whole_fit(void)
 {
@@ -2851,7 +2853,7 @@ static void test_duty_rp_whole_fit(void)
 			      few_w[8] = {20, 0, 0, 0, 12, 0, 0, 0},
 			      even_t[8] = {1, 1, 1, 0, 0, 0, 0, 0},
 			      even_w[8] = {19, 19, 19, 0, 0, 0, 0, 0};
-	struct at_func_profile one = {0}, few = {0}, even = {0};
+	struct at_func_profile one = {0}, few = {0}, even = {0}, cut = {0};
 	bool writes[10] = {0}, turns[10] = {[9] = true};
 
 	for (int i = 0; i < 8; i++) {
@@ -2859,10 +2861,13 @@ static void test_duty_rp_whole_fit(void)
 		add_rp_interval(&few, r_on[i], few_t[i], few_w[i], r_on[i], few_w[i] + few_t[i]);
 		add_rp_interval(&even, r_on[i], even_t[i], even_w[i], r_on[i],
 				even_w[i] + even_t[i]);
+		add_rp_interval(&cut, r_on[i], even_t[i], even_w[i], r_on[i],
+				even_w[i] + even_t[i] + (i == 1));
 	}
 	at_profile_estimate_callers(&one, writes, turns, NULL, 10);
 	at_profile_estimate_callers(&few, writes, turns, NULL, 10);
 	at_profile_estimate_callers(&even, writes, turns, NULL, 10);
+	at_profile_estimate_callers(&cut, writes, turns, NULL, 10);
 	check(one.estimated && fabs((double)one.c.calls / 21046 - 1) <= 0.01,
 	      "duty read path, one turn's end: exactly a reply and a turn: by both (21046)");
 	check(few.estimated && fabs((double)few.c.calls / 20800 - 1) <= 0.01,
@@ -2870,6 +2875,10 @@ static void test_duty_rp_whole_fit(void)
 	check(even.estimated && fabs((double)even.c.calls / 21481 - 1) <= 0.01,
 	      "duty read path, as many writes an end in each interval: exactly a reply and a "
 	      "turn: by both (21481)");
+	check(cut.estimated && fabs((double)cut.c.calls / 21481 - 1) <= 0.02,
+	      "duty read path, a window cut a turn: a reply and a turn within a call: by both "
+	      "(21481 within 2 %)");
+	at_profile_free(&cut);
 	at_profile_free(&one);
 	at_profile_free(&few);
 	at_profile_free(&even);
