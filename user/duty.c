@@ -784,23 +784,16 @@ static bool shift_between_windows(const struct at_duty *d)
  * slot has begun: taking later slots' windows, redis-benchmark's warm-up
  * (runs of 2,000 SETs and GETs, 18 ms each) drew 7 of 11 windows and left
  * the measured run few. A due turn window gives its slot to a normal one
- * and takes the next (shift_swap_ok()).
+ * and takes the next (at_duty_swap_ok()).
  */
 static bool shift_watch(const struct at_duty *d, uint64_t now)
 {
 	return shift_between_windows(d) && d->slot <= now + slot_ns(d) && now < d->next_open;
 }
 
-/*
- * Whether a due turn window may wait a slot for an early normal one: once
- * in SWAP_SLOTS slots. Waiting at every shift, redis's warm-up left 1-3
- * turn windows a recording, against 4-5; not waiting, a run of GETs that
- * came after a normal window had to wait for the next one, a period on,
- * and was missed.
- */
-static bool shift_swap_ok(const struct at_duty *d, uint64_t now)
+bool at_duty_swap_ok(bool retry, uint64_t swapped_at, uint64_t now, uint64_t slot)
 {
-	return !d->swapped_at || now >= d->swapped_at + SWAP_SLOTS * slot_ns(d);
+	return retry || !swapped_at || now >= swapped_at + SWAP_SLOTS * slot;
 }
 
 /* The reads since the last look (*all), and those of classes the windows hardly saw (*unseen). */
@@ -1171,7 +1164,9 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 	}
 	/* Looks go on while a window's links are released: here that took up to 0.5 s. */
 	if (shift_watch(d, now) && now >= d->shift_checked + SHIFT_CHECK_NS && shift_due(d, now) &&
-	    d->slot <= now && (!(d->turn_next && d->nturnwise) || shift_swap_ok(d, now))) {
+	    d->slot <= now &&
+	    (!(d->turn_next && d->nturnwise) ||
+	     at_duty_swap_ok(d->turn_retry, d->swapped_at, now, slot_ns(d)))) {
 		if (at_env_flag("ADAPTRACE_DEBUG"))
 			at_err("duty: reads of sizes the windows have not seen: a window %.0f ms "
 			       "early",
@@ -1180,7 +1175,9 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 		if (d->turn_next && d->nturnwise) {
 			/* A normal one: a turn window's reads leave a class unseen. */
 			d->force_normal = true;
-			d->swapped_at = now;
+			/* A retry is a turn window more: it waits and the swaps stay. */
+			if (!d->turn_retry)
+				d->swapped_at = now;
 		}
 		d->nshifted++;
 		d->shift_looks = 0;

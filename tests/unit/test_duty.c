@@ -48,6 +48,15 @@ int main(void)
 	check(at_duty_turns_too_few(24, 1, 100), "turns: under a quarter, too few");
 	/* Nothing due (no interval with reads yet): any end will do. */
 	check(!at_duty_turns_too_few(3, 1, 0), "turns: nothing due, an end, enough");
+	/* Slots of 500 ms: a turn window gives its slot to a shift once in 4. */
+	check(at_duty_swap_ok(false, 0, 3000000000ULL, 500000000ULL), "swap: the first, yes");
+	check(!at_duty_swap_ok(false, 2000000000ULL, 3000000000ULL, 500000000ULL),
+	      "swap: 2 slots after the last, no");
+	check(at_duty_swap_ok(false, 1000000000ULL, 3000000000ULL, 500000000ULL),
+	      "swap: 4 slots after the last, yes");
+	/* o20's: a retry opened in a lull came due in a run of SETs 2 slots after a swap. */
+	check(at_duty_swap_ok(true, 2000000000ULL, 3000000000ULL, 500000000ULL),
+	      "swap: a retry, whenever");
 	{
 		struct at_reads last[AT_READ_CLASSES] = {0}, cur[AT_READ_CLASSES] = {0};
 
