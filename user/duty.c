@@ -861,22 +861,21 @@ static bool shift_due(struct at_duty *d, uint64_t now)
 	return d->shift_looks >= SHIFT_LOOKS;
 }
 
-/* The reads, hang-ups (reads of end of file) and turns' ends the turn windows counted so far. */
+/*
+ * The reads, hang-ups (reads of end of file) and turns' ends the turn
+ * windows counted so far (refcalls' turn fields, which nothing imputes).
+ */
 static bool turn_window_counts(struct at_duty *d, uint64_t *reads, uint64_t *eofs, uint64_t *ends)
 {
-	struct at_reads r;
+	struct at_reads r[AT_TURNS + 1];
 
-	*reads = 0;
-	for (uint32_t k = 0; k < AT_READ_CLASSES; k++) {
-		if (!at_yard_read_slot(d->yard, k, &r))
-			return false;
-		*reads += r.turn;
-		if (k == AT_CLASS_EOF)
-			*eofs = r.turn;
-	}
-	if (!at_yard_read_slot(d->yard, AT_TURNS, &r))
+	if (!read_ref(d, r, AT_TURNS + 1))
 		return false;
-	*ends = r.turn;
+	*reads = 0;
+	for (uint32_t k = 0; k < AT_READ_CLASSES; k++)
+		*reads += r[k].turn;
+	*eofs = r[AT_CLASS_EOF].turn;
+	*ends = r[AT_TURNS].turn;
 	return true;
 }
 

@@ -710,11 +710,6 @@ bool at_yard_read(struct at_yard *y, struct at_reads *out, uint32_t n)
 	return true;
 }
 
-bool at_yard_read_slot(struct at_yard *y, uint32_t k, struct at_reads *out)
-{
-	return y && y->has_in && !y->broken && k < AT_REFCALLS && read_slot(y, k, out);
-}
-
 void at_yard_totals(const struct at_yard *y, uint64_t now, uint64_t *imputed, uint64_t *in_ns)
 {
 	double imp = 0;

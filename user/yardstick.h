@@ -107,9 +107,6 @@ int at_yard_poll(struct at_yard *y, uint64_t now);
  */
 bool at_yard_read(struct at_yard *y, struct at_reads *out, uint32_t n);
 
-/* refcalls' slot k so far, all CPUs, as counted (nothing imputed); false on error. */
-bool at_yard_read_slot(struct at_yard *y, uint32_t k, struct at_reads *out);
-
 /*
  * Reads and writes imputed so far, and the ns the programs were in (the
  * rest of at_yard_read()'s reads and writes they counted).
