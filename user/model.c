@@ -1754,8 +1754,9 @@ bool at_profile_by_writes(const struct at_func_profile *p)
 }
 
 /*
- * A function of the turn windows that ran about once a turn's end there,
- * most of its window calls not at hang-ups: a turn caller even where the
+ * A function of the turn windows that ran about once a turn's end there (k,
+ * at_profile_turn_end_scale()), most of its window calls not at hang-ups:
+ * a turn caller even where the
  * reads or the writes would put it under its turns (estimate_choice()).
  * beforeSleep by the writes left its callees once a beforeSleep
  * (evictClients, zmalloc_used_memory) 39 % low in one recording, and
@@ -1765,10 +1766,8 @@ bool at_profile_by_writes(const struct at_func_profile *p)
  * Not at hang-ups: listAddNodeTail, called under linkClient when clients
  * connect, then made zmalloc 189 % high.
  */
-static bool once_a_turn(const struct at_func_profile *p)
+static bool once_a_turn(const struct at_func_profile *p, double k)
 {
-	double k = at_profile_turn_end_scale(p);
-
 	return k >= 0.75 && k <= 1.5 && 2 * hangup_calls(&p->duty) < all_cls_calls(&p->duty);
 }
 
@@ -1785,15 +1784,16 @@ static bool once_a_turn(const struct at_func_profile *p)
 
 bool at_profile_turn_caller(const struct at_func_profile *p, const bool *writes, size_t n)
 {
-	double est, var, unseen, west, wvar, split, share;
+	double est, var, unseen, west, wvar, split, share, k;
 	bool have_writes, by_writes;
 
 	if (!p->turn_windows || !p->duty.nwin || p->estimated || !p->duty.ncls_win)
 		return false;
-	if (turn_windows_apart(&p->duty) && at_profile_turn_end_scale(p) < TURN_CALLER_MIN)
+	k = at_profile_turn_end_scale(p);
+	if (turn_windows_apart(&p->duty) && k < TURN_CALLER_MIN)
 		return false;
 	by_writes = class_choice(&p->duty, &est, &var, &unseen, &west, &wvar, &have_writes);
-	if (once_a_turn(p))
+	if (once_a_turn(p, k))
 		return estimate_choice(p, by_writes, have_writes, est, west, writes, n, &share,
 				       &split) != AT_BY_READS;
 	return turns_choice(p, by_writes, have_writes, writes, n, &share, &split) != AT_BY_READS;
@@ -1992,7 +1992,7 @@ static double class_mix_scale(const double *s, const double *v)
 	return calls >= AT_DUTY_MIN_STRATUM ? scaled / calls : 0;
 }
 
-double at_profile_rp_class_mix(const struct at_func_profile *p)
+double at_profile_rp_class_mix(const struct at_func_profile *p, double on_path)
 {
 	const struct at_duty_est *d = &p->duty;
 	double own[AT_READ_CLASSES] = {0}, s[AT_READ_CLASSES];
@@ -2009,12 +2009,8 @@ double at_profile_rp_class_mix(const struct at_func_profile *p)
 	 * 13.6 % high). The estimate per read-path call itself weighs them:
 	 * the callee's class scale alone.
 	 */
-	if (p->turn_windows) {
-		double by_time, on_path;
-
-		at_profile_reads_scales(p, &by_time, &on_path);
+	if (p->turn_windows)
 		return on_path;
-	}
 	for (uint32_t i = 0; i < d->nrp_callers; i++)
 		add_classes(own, &d->rp_callers[i]);
 	class_read_scales(d, s);

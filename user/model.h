@@ -633,9 +633,10 @@ void at_profile_reads_scales(const struct at_func_profile *p, double *by_time, d
  * How many reads its read-path calls' classes ran per one the windows saw,
  * averaged over those calls: a callee's part under it scales by the same
  * over the callee's calls there. 0 without 3 classed calls there. For a
- * function of the turn windows, its estimate per read-path call.
+ * function of the turn windows, its estimate per read-path call, on_path
+ * (at_profile_reads_scales()).
  */
-double at_profile_rp_class_mix(const struct at_func_profile *p);
+double at_profile_rp_class_mix(const struct at_func_profile *p, double on_path);
 /*
  * The same for a function by the writes, on the read path (*path, over 3
  * of its calls there or more), and over however few (*any).

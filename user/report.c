@@ -410,7 +410,7 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 	for (size_t i = 0; i < ps->t->nsyms; i++) {
 		if (reads[i] && !unscaled[i]) {
 			at_profile_reads_scales(&ps->p[i], &rtime[i], &rpath[i]);
-			rmix[i] = at_profile_rp_class_mix(&ps->p[i]);
+			rmix[i] = at_profile_rp_class_mix(&ps->p[i], rpath[i]);
 		}
 		if (writes[i])
 			at_profile_writes_scales(&ps->p[i], &wpath[i], &wany[i]);

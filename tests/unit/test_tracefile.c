@@ -1978,7 +1978,7 @@ static void test_duty_rp_caller_class_mix(void)
 	add_first_read_intervals(&callee, &caller, 10, 10, true, 0);
 	add_first_read_intervals(&blind, NULL, 10, 10, true, 0);
 	at_profile_reads_scales(&caller, &by_time, &path[7]);
-	mix[7] = at_profile_rp_class_mix(&caller);
+	mix[7] = at_profile_rp_class_mix(&caller, path[7]);
 	check(path[7] > 50 && path[7] < 60 && mix[7] > 50 && mix[7] < 60,
 	      "duty caller class mix: the caller's estimate per read-path call, and its class "
 	      "scale there (some 54 both)");
@@ -2021,7 +2021,7 @@ static void test_duty_rp_caller_of_turn_windows(void)
 	add_first_read_intervals(&callee, &caller, 1, 10, false, 90);
 	caller.turn_windows = true;
 	at_profile_reads_scales(&caller, &by_time, &path[7]);
-	mix[7] = at_profile_rp_class_mix(&caller);
+	mix[7] = at_profile_rp_class_mix(&caller, path[7]);
 	check(path[7] > 19 && path[7] < 21 && mix[7] == path[7],
 	      "duty caller of the turn windows: its estimate per read-path call counts its calls "
 	      "off the read path (20), and weighs its callees' classes");
