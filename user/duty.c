@@ -778,22 +778,38 @@ static bool shift_between_windows(const struct at_duty *d)
 	return d->narm && !d->open && !d->lingering && !d->inputs_off && !at_yard_sampled(d->yard);
 }
 
+bool at_duty_swap_ok(bool retry, uint64_t swapped_at, uint64_t now, uint64_t slot)
+{
+	return retry || !swapped_at || now >= swapped_at + SWAP_SLOTS * slot;
+}
+
+bool at_duty_turn_waits_look(uint32_t looks, bool retry, uint64_t swapped_at, uint64_t now,
+			     uint64_t slot)
+{
+	return looks > 0 && at_duty_swap_ok(retry, swapped_at, now, slot);
+}
+
+/* A due turn window waits for the next look (at_duty_turn_waits_look()); looks go on. */
+static bool turn_waits_look(const struct at_duty *d, uint64_t now)
+{
+	return d->turn_next && d->nturnwise && shift_between_windows(d) &&
+	       at_duty_turn_waits_look(d->shift_looks, d->turn_retry, d->swapped_at, now,
+				       slot_ns(d));
+}
+
 /*
  * Whether the loader looks for a shift now: no window is on, and the next
  * one's slot begins within a slot. It opens a window early only once that
  * slot has begun: taking later slots' windows, redis-benchmark's warm-up
  * (runs of 2,000 SETs and GETs, 18 ms each) drew 7 of 11 windows and left
  * the measured run few. A due turn window gives its slot to a normal one
- * and takes the next (at_duty_swap_ok()).
+ * and takes the next (at_duty_swap_ok()); one due now waits while a look
+ * may make it (turn_waits_look()).
  */
 static bool shift_watch(const struct at_duty *d, uint64_t now)
 {
-	return shift_between_windows(d) && d->slot <= now + slot_ns(d) && now < d->next_open;
-}
-
-bool at_duty_swap_ok(bool retry, uint64_t swapped_at, uint64_t now, uint64_t slot)
-{
-	return retry || !swapped_at || now >= swapped_at + SWAP_SLOTS * slot;
+	return shift_between_windows(d) && d->slot <= now + slot_ns(d) &&
+	       (now < d->next_open || turn_waits_look(d, now));
 }
 
 /* The reads since the last look (*all), and those of classes the windows hardly saw (*unseen). */
@@ -1182,7 +1198,7 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 		d->shift_looks = 0;
 	}
 	if (!d->open && !d->lingering && now >= d->next_open && !window_releasing(d) &&
-	    yard_ready(d, now)) {
+	    yard_ready(d, now) && !turn_waits_look(d, now)) {
 		bool turn = d->turn_next && d->nturnwise && !d->force_normal;
 		uint64_t armed_from, cpu0 = at_thread_cpu_ns();
 
@@ -1254,7 +1270,11 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 	}
 	{
 		/* From the clock again: an attach above may have taken a while. */
-		uint64_t next = d->open ? d->opened + d->win_ns : d->next_open, t = at_now_ns();
+		uint64_t t = at_now_ns();
+		/* A turn window that waits for a look wakes for the look (below). */
+		uint64_t next = d->open			? d->opened + d->win_ns
+				: turn_waits_look(d, t) ? UINT64_MAX
+							: d->next_open;
 		int ms;
 
 		if (shift_between_windows(d)) {
