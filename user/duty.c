@@ -1109,15 +1109,13 @@ int at_duty_demote(struct at_duty *d, const bool *demote, const bool *turnwise, 
 
 /*
  * Whether the open turn window, past its planned end, still waits for a
- * thread to wake in it: none has yet (counts only close after
- * window_until, so none open means none opened), and it is not
- * TURN_WAIT_LENGTHS old. Its yardsticks count only the turns it counts,
- * so the wait adds turns, not time: the turns' estimate is calls per end.
+ * thread to wake in it: none has yet (turn_woke, at_duty_poll()), and it
+ * is not TURN_WAIT_LENGTHS old. Its yardsticks count only the turns it
+ * counts, so the wait adds turns, not time: the turns' estimate is calls
+ * per end.
  */
-static bool turn_window_waits(struct at_duty *d, uint64_t now)
+static bool turn_window_waits(const struct at_duty *d, uint64_t now)
 {
-	if (*d->o.turn_gates > 0)
-		d->turn_woke = true;
 	return !d->turn_woke && now < d->opened + TURN_WAIT_LENGTHS * d->win_ns;
 }
 
@@ -1142,6 +1140,9 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 		set_idle_class(d, true);
 	/* Half a poll tick early rather than most of one late: windows cost. */
 	if (d->open && now + CLOSE_SLACK_NS >= d->opened + d->win_ns) {
+		/* Counts only close after window_until: one open now means one opened. */
+		if (d->turn_open && *d->o.turn_gates > 0)
+			d->turn_woke = true;
 		if (!d->turn_open) {
 			close_window(d, now);
 		} else if (turn_window_waits(d, now)) {
