@@ -249,10 +249,11 @@ void at_profile_set_add_window(struct at_profile_set *ps, const struct at_window
 /*
  * ADAPTRACE_EXPLAIN, for working on the model: why each function went by
  * its yardstick, and its window calls per caller with the caller's choice
- * (W: by the writes, T: a turn caller, R: by the reads alone).
+ * (W: by the writes, T: a turn caller, R: by the reads alone, Ru: by the
+ * reads with no scale of its own, settle_marks()).
  */
 static void explain(const struct at_profile_set *ps, const bool *writes, const bool *turns,
-		    const bool *reads)
+		    const bool *reads, const bool *unscaled)
 {
 	for (size_t i = 0; i < ps->t->nsyms; i++) {
 		const struct at_duty_est *d = &ps->p[i].duty;
@@ -262,10 +263,10 @@ static void explain(const struct at_profile_set *ps, const bool *writes, const b
 			uint32_t id = d->callers[c].caller;
 			bool known = id < ps->t->nsyms;
 
-			fprintf(stderr, "  < %s %.0f%s%s%s ot %.0f\n",
+			fprintf(stderr, "  < %s %.0f%s%s%s%s ot %.0f\n",
 				known ? ps->t->syms[id].name : "-", d->callers[c].calls,
 				known && writes[id] ? " W" : "", known && turns[id] ? " T" : "",
-				known && reads[id] ? " R" : "",
+				known && reads[id] ? " R" : "", known && unscaled[id] ? "u" : "",
 				known ? ps->p[id].duty.tfit.ot_calls : 0);
 		}
 		if (d->nrp_callers)
@@ -405,7 +406,7 @@ void at_profile_set_estimate(struct at_profile_set *ps)
 		    !writes[i] && !turns[i] && at_profile_by_reads(&ps->p[i], writes, ps->t->nsyms);
 	settle_marks(ps, writes, turns, reads, replies, unscaled);
 	if (at_env_flag("ADAPTRACE_EXPLAIN"))
-		explain(ps, writes, turns, reads);
+		explain(ps, writes, turns, reads, unscaled);
 	/* writes[] holds no turn caller (see above). */
 	for (size_t i = 0; i < ps->t->nsyms; i++) {
 		if (reads[i] && !unscaled[i]) {
