@@ -215,9 +215,9 @@ bool at_duty_swap_ok(bool retry, uint64_t swapped_at, uint64_t now, uint64_t slo
  * most 100 ms): the last look found one (looks in a row; those before its
  * slot began count too, but a window opens early only at a look in its
  * slot), and a shift would make it give its slot away (at_duty_swap_ok()).
- * Opening at its random point, 102 ms into its slot and 9 ms before that
- * look, one took the slot of a run of GETs that ended before the next
- * slot, and no window saw the run (getCommand -98.1 %, 1 of 128
+ * Due at its random point, 89 ms into its slot, and open by 102 ms, 9 ms
+ * before that look, one took the slot of a run of GETs that ended before
+ * the next slot, and no window saw the run (getCommand -98.1 %, 1 of 128
  * recordings).
  */
 bool at_duty_turn_waits_look(uint32_t looks, bool retry, uint64_t swapped_at, uint64_t now,

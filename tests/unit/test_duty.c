@@ -57,7 +57,7 @@ int main(void)
 	/* o20's: a retry opened in a lull came due in a run of SETs 2 slots after a swap. */
 	check(at_duty_swap_ok(true, 2000000000ULL, 3000000000ULL, 500000000ULL),
 	      "swap: a retry, whenever");
-	/* p7's: a look found a run of GETs 11 ms into the slot, the turn window was due at 102. */
+	/* p7's: a look found a run of GETs 11 ms into the slot, the turn window opened at 102. */
 	check(at_duty_turn_waits_look(1, false, 0, 3000000000ULL, 500000000ULL),
 	      "wait: a look found a shift, the turn window waits for the next");
 	/* 5 in a row before the slot began: the window opens early only at a look in it. */
