@@ -789,10 +789,16 @@ bool at_duty_turn_waits_look(uint32_t looks, bool retry, uint64_t swapped_at, ui
 	return looks > 0 && at_duty_swap_ok(retry, swapped_at, now, slot);
 }
 
+/* The next window is a turn window, unless a swap makes it a normal one (force_normal). */
+static bool turn_due(const struct at_duty *d)
+{
+	return d->turn_next && d->nturnwise;
+}
+
 /* A due turn window waits for the next look (at_duty_turn_waits_look()); looks go on. */
 static bool turn_waits_look(const struct at_duty *d, uint64_t now)
 {
-	return d->turn_next && d->nturnwise && shift_between_windows(d) &&
+	return turn_due(d) && shift_between_windows(d) &&
 	       at_duty_turn_waits_look(d->shift_looks, d->turn_retry, d->swapped_at, now,
 				       slot_ns(d));
 }
@@ -1181,14 +1187,13 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 	/* Looks go on while a window's links are released: here that took up to 0.5 s. */
 	if (shift_watch(d, now) && now >= d->shift_checked + SHIFT_CHECK_NS && shift_due(d, now) &&
 	    d->slot <= now &&
-	    (!(d->turn_next && d->nturnwise) ||
-	     at_duty_swap_ok(d->turn_retry, d->swapped_at, now, slot_ns(d)))) {
+	    (!turn_due(d) || at_duty_swap_ok(d->turn_retry, d->swapped_at, now, slot_ns(d)))) {
 		if (at_env_flag("ADAPTRACE_DEBUG"))
 			at_err("duty: reads of sizes the windows have not seen: a window %.0f ms "
 			       "early",
 			       (double)(d->next_open - now) / 1e6);
 		d->next_open = now;
-		if (d->turn_next && d->nturnwise) {
+		if (turn_due(d)) {
 			/* A normal one: a turn window's reads leave a class unseen. */
 			d->force_normal = true;
 			/* A retry is a turn window more: it waits and the swaps stay. */
@@ -1200,7 +1205,7 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 	}
 	if (!d->open && !d->lingering && now >= d->next_open && !window_releasing(d) &&
 	    yard_ready(d, now) && !turn_waits_look(d, now)) {
-		bool turn = d->turn_next && d->nturnwise && !d->force_normal;
+		bool turn = turn_due(d) && !d->force_normal;
 		uint64_t armed_from, cpu0 = at_thread_cpu_ns();
 
 		d->slot += slot_ns(d);
