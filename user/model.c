@@ -1756,8 +1756,8 @@ bool at_profile_by_writes(const struct at_func_profile *p)
 /*
  * A function of the turn windows that ran about once a turn's end there (k,
  * at_profile_turn_end_scale()), most of its window calls not at hang-ups:
- * a turn caller even where the
- * reads or the writes would put it under its turns (estimate_choice()).
+ * a turn caller even where the reads or the writes would put it under its
+ * turns (estimate_choice()).
  * beforeSleep by the writes left its callees once a beforeSleep
  * (evictClients, zmalloc_used_memory) 39 % low in one recording, and
  * freeClientsInAsyncFreeQueue by the reads sent listRewind 28 % low in
