@@ -1627,10 +1627,27 @@ static double half_width(uint64_t calls, double den, uint32_t n, double sum, dou
 }
 
 /*
+ * Whether class k is connections' first reads and the windows saw each of
+ * them alone, never AT_DUTY_MIN_STRATUM in an interval. Clients tend to
+ * connect in bursts (redis-benchmark's 50 at once), and a window that
+ * catches one sees a stratum of them; one it catches alone is likelier a
+ * lone connection's, whose first request may be like none of the others
+ * (redis-benchmark's CONFIG GET). A length class holds one kind of
+ * request, but this one holds every kind: 3 such reads, 6 calls of
+ * addReplyLongLongWithPrefix each where the clients' first SETs and GETs
+ * make one or none, put it 16 % high (p5). The function's ratio over all
+ * classes is then the better guess, as for a class seen fewer than 3 times.
+ */
+static bool first_reads_alone(const struct at_strata *s, int k)
+{
+	return k == AT_CLASS_FIRST && !s->n && strata_on(s) >= AT_DUTY_MIN_STRATUM;
+}
+
+/*
  * The calls of the intervals with read classes: per (interval, class)
  * stratum, and the rest of a class's reads at that class's ratio over
  * all windows (the function's ratio over all classes when the windows saw
- * too few of the class). *var gets the estimate's Poisson variance, with
+ * too few of the class, or only lone first reads). *var gets the estimate's Poisson variance, with
  * the rule of three for a class in whose strata the function never ran.
  * unseen (when not NULL) gets the reads of the classes the windows saw too
  * few of, and their guessed calls count as anywhere from none to twice
@@ -1667,7 +1684,7 @@ static double class_part(const struct at_strata *cls, double *var, double *unsee
 	for (int k = 0; k < AT_READ_CLASSES; k++) {
 		const struct at_strata *s = &cls[k];
 		double c = strata_calls(s), r = strata_on(s), part;
-		bool guessed = r < AT_DUTY_MIN_STRATUM;
+		bool guessed = r < AT_DUTY_MIN_STRATUM || first_reads_alone(s, k);
 
 		if ((!s->rest_all && !s->rest_calls) || (only >= 0 && k != only))
 			continue;
@@ -2581,7 +2598,8 @@ void at_profile_explain(FILE *f, const char *name, const struct at_func_profile 
 		double part = class_part(d->cls, &var, NULL, k);
 
 		if (strata_calls(s) > 0 || part > 0)
-			fprintf(f, "  cls %d: %.0f calls, %.0f of %.0f reads -> %.0f\n", k,
-				strata_calls(s), strata_on(s), strata_all(s), part);
+			fprintf(f, "  cls %d: %.0f calls, %.0f of %.0f reads%s -> %.0f\n", k,
+				strata_calls(s), strata_on(s), strata_all(s),
+				first_reads_alone(s, k) ? " (alone)" : "", part);
 	}
 }

@@ -817,6 +817,51 @@ static void test_duty_classes(void)
 }
 
 /*
+ * Connections' first reads that the windows saw one at a time: 3 intervals
+ * of 100,000 requests (class 3, 1,000 seen, half a call each) and 2,000
+ * first reads, 1 seen in each. A lone connection's first read (6 calls,
+ * redis-benchmark's CONFIG GET) does not stand for the clients' bursts of
+ * first reads: they take the function's ratio over all classes, 0.5055 a
+ * read (153,033), not 6 (186,000). A window that caught 3 first reads in
+ * one interval makes them a stratum, and the lone ones scale with it: a
+ * function run once a first read comes out at 6,000.
+ */
+static void test_duty_first_reads_alone(void)
+{
+	struct at_func_profile reply = {0}, setup = {0};
+	struct at_window_entry e = {0};
+
+	for (int i = 0; i < 3; i++) {
+		uint64_t all[AT_READ_CLASSES] = {0}, on[AT_READ_CLASSES] = {0};
+		uint64_t calls[AT_SLOTS] = {0}, first[AT_SLOTS] = {0};
+		struct at_duty_obs o = {506, 10000000, 1000000000, 1001, 102000, all, on, calls};
+
+		all[3] = 100000;
+		on[3] = 1000;
+		calls[3] = 500;
+		all[AT_CLASS_FIRST] = 2000;
+		on[AT_CLASS_FIRST] = 1;
+		calls[AT_CLASS_FIRST] = 6;
+		e.c.calls = e.c.returns = 506;
+		at_profile_add(&reply, &e);
+		at_profile_add_duty(&reply, &o);
+		on[AT_CLASS_FIRST] = first[AT_CLASS_FIRST] = i ? 1 : 3;
+		o.ref_on = 1000 + on[AT_CLASS_FIRST];
+		o.calls = e.c.calls = e.c.returns = first[AT_CLASS_FIRST];
+		o.cls_calls = first;
+		at_profile_add(&setup, &e);
+		at_profile_add_duty(&setup, &o);
+	}
+	at_profile_estimate(&reply);
+	at_profile_estimate(&setup);
+	check(reply.estimated && reply.c.calls == 153033 && reply.calls_hi >= 153033 &&
+		  fabs(reply.unseen_reads - 6000.0 / 306000) < 1e-9,
+	      "duty classes: first reads seen one at a time take the ratio over all classes");
+	check(setup.estimated && setup.c.calls == 6000,
+	      "duty classes: lone first reads scale with a stratum of them");
+}
+
+/*
  * Read classes: end of file has its own, and a connection's first read and
  * an accepted connection (which the BPF side marks) two others that no
  * length hashes to. redis's SETs and GETs under redis-benchmark (45 and 36
@@ -3821,6 +3866,7 @@ int main(int argc, char **argv)
 	test_read_classes();
 	test_duty_classes();
 	test_duty_unseen_class();
+	test_duty_first_reads_alone();
 	test_duty_writes_undersampled();
 	test_duty_writes_follow();
 	test_duty_writes_burst();
