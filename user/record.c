@@ -1438,11 +1438,17 @@ int at_record_run(int argc, char **argv, const struct at_record_hook *hook)
 	else if (r.tgt.pid)
 		at_err("tracing %zu functions in %zu binar%s of process %d; Ctrl-C to stop",
 		       nprobed, r.tgt.nbins, r.tgt.nbins == 1 ? "y" : "ies", (int)r.tgt.pid);
-	else
-		at_err("tracing %zu functions in %zu binar%s for every process running %s; "
+	else {
+		/* -b follows links: Debian's redis-server is redis-check-rdb. Name both. */
+		const char *real = r.tgt.bins[0].display_path, *given = strrchr(o.t.binary, '/');
+		bool renamed = strcmp(given ? given + 1 : o.t.binary, strrchr(real, '/') + 1);
+
+		at_err("tracing %zu functions in %zu binar%s for every process running %s%s%s; "
 		       "Ctrl-C to stop",
 		       nprobed, r.tgt.nbins, r.tgt.nbins == 1 ? "y" : "ies",
-		       r.tgt.bins[0].display_path);
+		       renamed ? o.t.binary : real, renamed ? ", which is " : "",
+		       renamed ? real : "");
+	}
 	setup_duty(&r);
 	r.watch = at_watch_new(&r.tgt, o.cmd ? r.child : r.tgt.pid);
 	release_child(&r);
