@@ -45,8 +45,13 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The recorder's ring-buffer fd number (its only BPF ring buffer), or -1. */
-static int find_ringbuf(int pid, uint32_t *max_entries)
+/*
+ * A copy of the recorder's detail ring buffer (the map named "events"),
+ * or -1. The coarse phase has a one-page ring buffer of its own (duty_wake,
+ * since 2026-11-26); taking the first ring buffer found took that one, and
+ * every event after the first 39 was refused.
+ */
+static int find_ringbuf(int pid, int pidfd, uint32_t *max_entries)
 {
 	char path[64], line[128];
 	struct dirent *de;
@@ -59,8 +64,11 @@ static int find_ringbuf(int pid, uint32_t *max_entries)
 		return -1;
 	while (found < 0 && (de = readdir(d))) {
 		char p[sizeof(path) + sizeof(de->d_name) + 2];
+		struct bpf_map_info info = {0};
+		uint32_t len = sizeof(info);
 		unsigned type = 0, max = 0;
 		FILE *f;
+		int fd;
 
 		snprintf(p, sizeof(p), "%s/%s", path, de->d_name);
 		f = fopen(p, "r");
@@ -71,9 +79,16 @@ static int find_ringbuf(int pid, uint32_t *max_entries)
 			sscanf(line, "max_entries: %u", &max);
 		}
 		fclose(f);
-		if (type == BPF_MAP_TYPE_RINGBUF) {
-			found = atoi(de->d_name);
+		if (type != BPF_MAP_TYPE_RINGBUF)
+			continue;
+		fd = (int)syscall(SYS_pidfd_getfd, pidfd, atoi(de->d_name), 0);
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, "events")) {
+			found = fd;
 			*max_entries = max;
+		} else {
+			close(fd);
 		}
 	}
 	closedir(d);
@@ -84,7 +99,7 @@ int main(int argc, char **argv)
 {
 	const char *obj_path = NULL;
 	double rate = 0, seconds = 5, t0, t;
-	int pid = 0, cpu = -1, batch = 256, opt, pidfd, remote, rbfd, prog_fd, bss_fd;
+	int pid = 0, cpu = -1, batch = 256, opt, pidfd, rbfd, prog_fd, bss_fd;
 	uint32_t id = 0, max_entries = 0, key = 0;
 	uint64_t counts[2] = {0}, sent = 0;
 	struct bpf_object *obj;
@@ -141,15 +156,11 @@ int main(int argc, char **argv)
 		snprintf(strrchr(p, '/') ?: p, 32, "/streamgen.bpf.o");
 		obj_path = p;
 	}
-	remote = find_ringbuf(pid, &max_entries);
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (remote < 0 || pidfd < 0) {
-		fprintf(stderr, "streamgen: no BPF ring buffer in process %d\n", pid);
-		return 1;
-	}
-	rbfd = (int)syscall(SYS_pidfd_getfd, pidfd, remote, 0);
+	rbfd = pidfd < 0 ? -1 : find_ringbuf(pid, pidfd, &max_entries);
 	if (rbfd < 0) {
-		fprintf(stderr, "streamgen: pidfd_getfd: %s\n", strerror(errno));
+		fprintf(stderr, "streamgen: no detail ring buffer (\"events\") in process %d\n",
+			pid);
 		return 1;
 	}
 	obj = bpf_object__open_file(obj_path, NULL);
