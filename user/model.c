@@ -1647,8 +1647,9 @@ static bool first_reads_alone(const struct at_strata *s, int k)
  * The calls of the intervals with read classes: per (interval, class)
  * stratum, and the rest of a class's reads at that class's ratio over
  * all windows (the function's ratio over all classes when the windows saw
- * too few of the class, or only lone first reads). *var gets the estimate's Poisson variance, with
- * the rule of three for a class in whose strata the function never ran.
+ * too few of the class, or only lone first reads). *var gets the
+ * estimate's Poisson variance, with the rule of three for a class in whose
+ * strata the function never ran.
  * unseen (when not NULL) gets the reads of the classes the windows saw too
  * few of, and their guessed calls count as anywhere from none to twice
  * the guess: a kind of request no window caught may not call the function

@@ -821,6 +821,21 @@ static void yardstick_cost(struct recorder *r)
 	}
 }
 
+/*
+ * The start-up line of -b: given names the path as typed. -b follows links,
+ * and Debian's redis-server is redis-check-rdb: name both then.
+ */
+static void say_binary(const struct recorder *r, const char *given, size_t nprobed)
+{
+	const char *real = r->tgt.bins[0].display_path, *base = strrchr(given, '/');
+	bool renamed = strcmp(base ? base + 1 : given, strrchr(real, '/') + 1);
+
+	at_err("tracing %zu functions in %zu binar%s for every process running %s%s%s; "
+	       "Ctrl-C to stop",
+	       nprobed, r->tgt.nbins, r->tgt.nbins == 1 ? "y" : "ies", renamed ? given : real,
+	       renamed ? ", which is " : "", renamed ? real : "");
+}
+
 /* The coarse budget's duty cycle: where each function id is probed. */
 static void setup_duty(struct recorder *r)
 {
@@ -1438,17 +1453,8 @@ int at_record_run(int argc, char **argv, const struct at_record_hook *hook)
 	else if (r.tgt.pid)
 		at_err("tracing %zu functions in %zu binar%s of process %d; Ctrl-C to stop",
 		       nprobed, r.tgt.nbins, r.tgt.nbins == 1 ? "y" : "ies", (int)r.tgt.pid);
-	else {
-		/* -b follows links: Debian's redis-server is redis-check-rdb. Name both. */
-		const char *real = r.tgt.bins[0].display_path, *given = strrchr(o.t.binary, '/');
-		bool renamed = strcmp(given ? given + 1 : o.t.binary, strrchr(real, '/') + 1);
-
-		at_err("tracing %zu functions in %zu binar%s for every process running %s%s%s; "
-		       "Ctrl-C to stop",
-		       nprobed, r.tgt.nbins, r.tgt.nbins == 1 ? "y" : "ies",
-		       renamed ? o.t.binary : real, renamed ? ", which is " : "",
-		       renamed ? real : "");
-	}
+	else
+		say_binary(&r, o.t.binary, nprobed);
 	setup_duty(&r);
 	r.watch = at_watch_new(&r.tgt, o.cmd ? r.child : r.tgt.pid);
 	release_child(&r);
