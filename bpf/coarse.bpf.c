@@ -100,9 +100,9 @@ static __always_inline __u32 pop_dead(struct shadow_stack *s, __u32 depth, __u64
  * otherwise strand: from then on its returns look in the slot first. It
  * takes its latest read along.
  */
-static __always_inline struct shadow_stack *thread_stack(bool create)
+static __always_inline struct shadow_stack *thread_stack_of(__u64 pid_tgid, bool create)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
 	__u32 key = tid & (THREAD_SLOTS - 1);
 	struct shadow_stack *s = bpf_map_lookup_elem(&thread_slots, &key), *t;
 
@@ -123,6 +123,11 @@ static __always_inline struct shadow_stack *thread_stack(bool create)
 	return t ? t
 		 : bpf_task_storage_get(&stacks, bpf_get_current_task_btf(), NULL,
 					BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+static __always_inline struct shadow_stack *thread_stack(bool create)
+{
+	return thread_stack_of(bpf_get_current_pid_tgid(), create);
 }
 
 /*
@@ -309,9 +314,9 @@ struct {
 
 bool exe_verdicts_on = false;
 
-static __always_inline bool exe_matches_cached(void)
+static __always_inline bool exe_matches_cached(__u64 pid_tgid)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32, key = tgid & (EXE_VERDICTS - 1);
+	__u32 tgid = pid_tgid >> 32, key = tgid & (EXE_VERDICTS - 1);
 	__u64 *v = bpf_map_lookup_elem(&exe_verdicts, &key), seen;
 	bool match;
 
@@ -334,11 +339,20 @@ static __always_inline void forget_verdict(__u32 tgid)
 		*v = 0;
 }
 
-/* Whether the calling process is the target's: the -p process, or one running the -b executable. */
+/*
+ * Whether the calling process (pid_tgid, from bpf_get_current_pid_tgid())
+ * is the target's: the -p process, or one running the -b executable. The
+ * socket programs, which run for every process's reads and writes, read
+ * it once for this and thread_stack_of(): a helper call cost ~30 ns here.
+ */
+static __always_inline bool target_process_of(__u64 pid_tgid)
+{
+	return ref_tgid ? (__u32)(pid_tgid >> 32) == ref_tgid : exe_matches_cached(pid_tgid);
+}
+
 static __always_inline bool target_process(void)
 {
-	return ref_tgid ? (__u32)(bpf_get_current_pid_tgid() >> 32) == ref_tgid
-			: exe_matches_cached();
+	return target_process_of(bpf_get_current_pid_tgid());
 }
 
 extern bool bpf_session_is_return(void) __ksym __weak;
@@ -514,7 +528,7 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 
 	if (cookie_gen(cookie) != gen)
 		return 1;
-	if ((cookie & AT_COOKIE_EXE_FILTER) && !exe_matches_cached())
+	if ((cookie & AT_COOKIE_EXE_FILTER) && !exe_matches_cached(bpf_get_current_pid_tgid()))
 		return 1;
 	st = bpf_map_lookup_elem(&fstats, &id);
 	if (!st)
@@ -623,7 +637,7 @@ static __always_inline void leave(struct pt_regs *ctx, __u64 cookie)
 	/* An old link's return probe fires for calls its entry no longer takes. */
 	bool current = cookie_gen(cookie) == gen;
 
-	if ((cookie & AT_COOKIE_EXE_FILTER) && !exe_matches_cached())
+	if ((cookie & AT_COOKIE_EXE_FILTER) && !exe_matches_cached(bpf_get_current_pid_tgid()))
 		return;
 	s = thread_stack(false);
 	if (!s) {
@@ -790,19 +804,27 @@ static __always_inline void latest_read(struct shadow_stack *s, __u32 cls, bool 
 	s->has_read = 1;
 }
 
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
 /*
  * Whether a read of ret bytes from a TCP socket was its connection's
  * first: all the connection has consumed (up to copied_seq) came with it.
  * Its first byte's number is rcv_nxt less the bytes received in order.
  * Stateless, so a connection open before the recorder never counts as
- * new. Other sockets have no first read.
+ * new. Other sockets have no first read. bpf_skc_to_tcp_sock()'s checks
+ * without its call: the verifier turns bpf_rdonly_cast() into a move, and
+ * the helper call cost ~35 ns here, a fifth of duty_inputs' run. The kfunc
+ * came in Linux 6.2, the tracepoints that run this in 6.3 (weak: older
+ * kernels load the other programs).
  */
 static __always_inline bool first_read(struct sock *sk, int ret)
 {
-	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+	struct tcp_sock *tp;
 
-	if (!tp)
+	if (sk->sk_protocol != IPPROTO_TCP || sk->sk_type != SOCK_STREAM ||
+	    ((1 << sk->__sk_common.skc_state) & (TCPF_TIME_WAIT | TCPF_NEW_SYN_RECV)))
 		return false;
+	tp = bpf_rdonly_cast(sk, bpf_core_type_id_kernel(struct tcp_sock));
 	return tp->copied_seq - (__u32)ret - (tp->rcv_nxt - (__u32)tp->bytes_received) == 0;
 }
 
@@ -822,15 +844,17 @@ SEC("tp_btf/sock_recv_length")
 int BPF_PROG(duty_inputs, struct sock *sk, int ret, int flags)
 {
 	struct shadow_stack *s;
+	__u64 id;
 	bool on, turn;
 	__u32 cls;
 
 	if (ret < 0)
 		return 0;
-	if (!target_process())
+	id = bpf_get_current_pid_tgid();
+	if (!target_process_of(id))
 		return 0;
 	cls = ret > 0 && first_read(sk, ret) ? AT_CLASS_FIRST : at_read_class(ret);
-	s = thread_stack(true);
+	s = thread_stack_of(id, true);
 	if (s && s->wrote)
 		turn_wakeup(s);
 	on = read_counts(s, &turn);
@@ -896,13 +920,15 @@ SEC("tp_btf/sock_send_length")
 int BPF_PROG(duty_outputs, struct sock *sk, int ret, int flags)
 {
 	struct shadow_stack *s;
+	__u64 id;
 	bool on, turn, rp;
 
 	if (ret <= 0)
 		return 0;
-	if (!target_process())
+	id = bpf_get_current_pid_tgid();
+	if (!target_process_of(id))
 		return 0;
-	s = thread_stack(false);
+	s = thread_stack_of(id, false);
 	on = on_by_time(s, &turn);
 	count_ref(AT_BY_TIME, on, turn);
 	if (!s || !s->has_read)
