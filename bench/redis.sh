@@ -66,16 +66,7 @@ command -v redis-benchmark >/dev/null && [[ -x $REDIS ]] ||
 [[ -z $refreq ]] || { [[ $refreq =~ ^[1-9][0-9]*$ ]] && ((turns)) && [[ -n $outdir ]]; } ||
 	{ echo "redis.sh: -R takes a number of requests, and needs -t and -o" >&2; exit 2; }
 
-tmp=$(mktemp -d /tmp/adaptrace-redis.XXXXXX)
-redis_start
-at_pid=
-cleanup() {
-	[[ -n $at_pid ]] && kill -INT "$at_pid" 2>/dev/null && wait "$at_pid" 2>/dev/null
-	kill "$rpid" 2>/dev/null; wait "$rpid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-redis_wait redis.sh
+redis_session redis.sh
 
 hz=$(getconf CLK_TCK)
 # busy_ticks: all CPUs' time not idle, steal left out (the host's, not ours).
@@ -146,17 +137,8 @@ run_one() {
 			rperf=$!
 		fi
 		if [[ $cfg != coarse ]]; then
-			# The budget acts after 3 s over it: warm up under load until it
-			# has, and 3 s more while the old links are released.
-			local acted=0
-			for _ in $(seq 60); do
-				if ((acted == 0)) && grep -q 'coarse budget: ' "$tmp/$cfg.err"; then
-					acted=$SECONDS
-				fi
-				((acted > 0 && SECONDS - acted >= 3)) && break
-				redis-benchmark -h 127.0.0.1 -p "$port" -n 2000 -c "$clients" -t set,get -q >/dev/null 2>&1
-				sets=$((sets + 2000))
-			done
+			budget_warmup "$tmp/$cfg.err"
+			sets=$warm_sets
 		fi
 		v=$(bench_once)
 		((turns)) && echo "redis.sh: $cfg: the loop made $(cat "$tmp/turns") turns per request" >&2

@@ -36,3 +36,36 @@ recorder_up() {
 
 # med VALUE...: the median of the numbers among the values (words), or - without any.
 med() { tr ' ' '\n' <<<"$*" | { grep -E '^[0-9.]+$' || true; } | sort -g | awk '{a[NR]=$1} END{if(!NR)print "-"; else print NR%2?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
+
+# budget_warmup ERRFILE: the budget acts after 3 s over it: warm up under load until it has
+# (its "coarse budget:" line in ERRFILE), and 3 s more while the old links are released.
+# warm_sets gets the SETs sent (as many GETs).
+budget_warmup() {
+	local acted=0 _
+	warm_sets=0
+	for _ in $(seq 60); do
+		if ((acted == 0)) && grep -q 'coarse budget: ' "$1"; then
+			acted=$SECONDS
+		fi
+		((acted > 0 && SECONDS - acted >= 3)) && break
+		redis-benchmark -h 127.0.0.1 -p "$port" -n 2000 -c "$clients" -t set,get -q >/dev/null 2>&1
+		warm_sets=$((warm_sets + 2000))
+	done
+}
+
+# redis_session NAME: a temporary directory ($tmp) and a redis-server of its own (redis_start),
+# both gone at exit, with the recorder ($at_pid) if one runs; NAME's error if it does not answer.
+redis_session() {
+	tmp=$(mktemp -d /tmp/adaptrace-redis.XXXXXX)
+	redis_start
+	at_pid=
+	trap redis_cleanup EXIT
+	redis_wait "$1"
+}
+
+redis_cleanup() {
+	[[ -n $at_pid ]] && kill -INT "$at_pid" 2>/dev/null && wait "$at_pid" 2>/dev/null
+	kill "$rpid" 2>/dev/null
+	wait "$rpid" 2>/dev/null
+	rm -rf "$tmp"
+}
