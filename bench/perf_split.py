@@ -25,6 +25,7 @@ YARD = re.compile(r"call_trace_sock_(recv|send)_length|__bpf_trace_sock_msg_leng
 TRAP = re.compile(r"^(asm_exc_int3|uprobe_notify_resume|handle_swbp)$")
 STEP = re.compile(r"^(asm_exc_debug|exc_debug_user|noist_exc_debug)$")
 RET = re.compile(r"^(__x64_sys_uretprobe|uprobe_handle_trampoline|arch_uretprobe_trampoline)$|\[uprobes\]")
+DSO = re.compile(r" \([^()]*\)$")  # perf script -F ...,dso adds " (DSO)"
 KINDS = ("redis-server", "redis-benchmark", "adaptrace")
 IDLE = "swapper"
 CATS = ("user", "kernel", "yard", "win", "exact", "ret", "step")
@@ -91,7 +92,7 @@ def main():
             parts = line.split(None, 1)
             if len(parts) < 2:
                 continue
-            addr, sym = parts[0], parts[1].strip()
+            addr, sym = parts[0], DSO.sub("", parts[1].strip())
             frames.append((addr.startswith("ffffffff") and len(addr) == 16, sym))
     flush()
     us = 1e6 / a.hz / a.requests
