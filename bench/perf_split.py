@@ -21,10 +21,12 @@ import argparse
 import re
 import sys
 
-YARD = re.compile(r"call_trace_sock_(recv|send)_length|__bpf_trace_sock_msg_length|_duty_(inputs|outputs)$")
+YARD = re.compile(
+    r"call_trace_sock_(recv|send)_length|__bpf_trace_sock_msg_length|_duty_(inputs|outputs)$")
 TRAP = re.compile(r"^(asm_exc_int3|uprobe_notify_resume|handle_swbp)$")
 STEP = re.compile(r"^(asm_exc_debug|exc_debug_user|noist_exc_debug)$")
-RET = re.compile(r"^(__x64_sys_uretprobe|uprobe_handle_trampoline|arch_uretprobe_trampoline)$|\[uprobes\]")
+RET = re.compile(r"^(__x64_sys_uretprobe|uprobe_handle_trampoline|arch_uretprobe_trampoline)$")
+PROBE_PROGS = ("_coarse_session", "_coarse_entry", "_coarse_return")
 DSO = re.compile(r" \([^()]*\)$")  # perf script -F ...,dso adds " (DSO)"
 KINDS = ("redis-server", "redis-benchmark", "adaptrace")
 IDLE = "swapper"
@@ -53,10 +55,9 @@ def classify(frames, estimated):
         return "yard"
     if any(STEP.match(s) for s in kern):
         return "step"
-    if any(RET.search(s) for s in kern) or (user and RET.search(user)):
+    if any(RET.match(s) for s in kern):
         return "ret"
-    if any(TRAP.match(s) for s in kern) or any(s.endswith(("_coarse_session", "_coarse_entry", "_coarse_return"))
-                                               for s in kern):
+    if any(TRAP.match(s) or s.endswith(PROBE_PROGS) for s in kern):
         fn = re.sub(r"\+0x[0-9a-f]+$", "", user or "")
         return "win" if fn in estimated else "exact"
     return "kernel"

@@ -6,11 +6,11 @@
 # and splits every process's samples (bench/perf_split.py): redis-server's
 # own code and its kernel work, the socket yardsticks, probe traps at
 # functions the windows count and at those probed all along, return
-# probes, single-steps; the client's (redis-benchmark), the recorder's, the
-# rest's, and the CPUs' idle time. Prints a table of medians (us per request) and the budget's
-# extra over untraced; the probes' share cannot come from the plan's model,
-# which prices a hit at the start-up calibration and leaves the
-# yardsticks out.
+# probes, single-steps; the client's (redis-benchmark), the recorder's,
+# the rest's, and the CPUs' idle time. Prints a table of medians (us per
+# request) and the budget's extra over untraced: what the plan's model
+# cannot tell, since it prices a hit at the start-up calibration and
+# leaves the yardsticks out.
 #
 # Usage: bench/redis_profile.sh [-r ROUNDS] [-n REQUESTS] [-c CLIENTS] [-F HZ] [-o DIR]
 #   DIR gets the table (profile.md) and each run's split (splits.txt).
@@ -55,7 +55,6 @@ split() {
 		python3 "$here/perf_split.py" --hz "$hz" --requests "$((2 * requests))" ${2:+--estimated "$2"}
 }
 
-: >"$tmp/splits"
 # traced_run ROUND: the benchmark under the budget, after its warm-up.
 traced_run() {
 	"$ADAPTRACE" record -b "$REDIS" --budget 5 ${BUDGET_EXTRA:-} -o "$tmp/budget.data" >/dev/null 2>"$tmp/budget.err" &
@@ -87,7 +86,7 @@ done
 # The table: per configuration and process, medians over the rounds; then budget less none.
 table() {
 	awk '
-	{ for (i = 5; i <= NF; i++) { split($i, kv, "="); key = $1 SUBSEP $4 SUBSEP kv[1]; v[key, ++n[key]] = kv[2]; cats[kv[1]] = i } procs[$4] = 1; cfgs[$1] = 1 }
+	{ for (i = 5; i <= NF; i++) { split($i, kv, "="); key = $1 SUBSEP $4 SUBSEP kv[1]; v[key, ++n[key]] = kv[2] } }
 	function med(key,   m, i, j, t, a) {
 		m = n[key]; if (!m) return 0
 		for (i = 1; i <= m; i++) a[i] = v[key, i]
