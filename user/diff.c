@@ -368,18 +368,11 @@ static double mwu_scaled(const struct at_func_profile *a, const struct at_func_p
 	return p;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
 static const char *sym_binary(const struct at_trace *t, size_t id)
 {
 	uint32_t b = t->syms[id].binary;
 
-	return b < t->nbins ? base_name(t->bins[b].path) : "";
+	return b < t->nbins ? at_base_name(t->bins[b].path) : "";
 }
 
 /* A symbol's matching key: binary basename, kind, name; then the id. */
@@ -437,7 +430,7 @@ static struct key *sorted_keys(const struct at_trace *t)
 
 static const char *main_prog(const struct at_trace *t)
 {
-	return t->nbins ? base_name(t->bins[0].path) : "";
+	return t->nbins ? at_base_name(t->bins[0].path) : "";
 }
 
 /* Standard deviation of an estimated count, from its 95 % interval; 0 when exact. */

@@ -16,13 +16,6 @@
 #include "report.h"
 #include "util.h"
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
 static const char *sym_name(const struct at_trace *t, uint32_t id)
 {
 	return id < t->nsyms && t->syms[id].name ? t->syms[id].name : "?";
@@ -32,7 +25,7 @@ static const char *sym_binary(const struct at_trace *t, uint32_t id)
 {
 	if (id >= t->nsyms || t->syms[id].binary >= t->nbins)
 		return "";
-	return base_name(t->bins[t->syms[id].binary].path);
+	return at_base_name(t->bins[t->syms[id].binary].path);
 }
 
 /* ---- Chrome trace events ---- */

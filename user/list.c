@@ -123,21 +123,14 @@ static void print_json(const struct at_target *t, FILE *out)
 	fputs("]}\n", out);
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
 static void print_plain(const struct at_target *t, FILE *out)
 {
 	size_t i, j, width = 6, nsstep = 0, nrefused = 0, nbins = 0, nmoved = 0;
 	bool multi = t->nbins > 1;
 
 	for (i = 0; i < t->nbins; i++) {
-		if (strlen(base_name(t->bins[i].display_path)) > width)
-			width = strlen(base_name(t->bins[i].display_path));
+		if (strlen(at_base_name(t->bins[i].display_path)) > width)
+			width = strlen(at_base_name(t->bins[i].display_path));
 	}
 	fprintf(out, "%-18s %8s  %-5s %-11s  %-25s  ", "ADDRESS", "SIZE", "SITE", "ENTRY", "WHY");
 	if (multi)
@@ -166,9 +159,9 @@ static void print_plain(const struct at_target *t, FILE *out)
 			if (multi) {
 				char bin[256];
 
-				fprintf(
-				    out, "%-*s  ", (int)width,
-				    at_esc_text_buf(bin, sizeof(bin), base_name(b->display_path)));
+				fprintf(out, "%-*s  ", (int)width,
+					at_esc_text_buf(bin, sizeof(bin),
+							at_base_name(b->display_path)));
 			}
 			at_esc_text(out, f->name, 0);
 			fputc('\n', out);
@@ -444,10 +437,8 @@ static int list_usdt(struct at_target_opts *o, bool json)
 				fputs(first ? "\n" : ",\n", stdout);
 				usdt_json_probe(stdout, &s, i, end);
 			} else {
-				const char *bn = strrchr(tb->display_path, '/');
-
 				usdt_plain_probe(stdout, &s, i, end,
-						 t.nbins > 1 ? (bn ? bn + 1 : tb->display_path)
+						 t.nbins > 1 ? at_base_name(tb->display_path)
 							     : NULL);
 			}
 			first = false;

@@ -827,8 +827,8 @@ static void yardstick_cost(struct recorder *r)
  */
 static void say_binary(const struct recorder *r, const char *given, size_t nprobed)
 {
-	const char *real = r->tgt.bins[0].display_path, *base = strrchr(given, '/');
-	bool renamed = strcmp(base ? base + 1 : given, strrchr(real, '/') + 1);
+	const char *real = r->tgt.bins[0].display_path;
+	bool renamed = strcmp(at_base_name(given), at_base_name(real));
 
 	at_err("tracing %zu functions in %zu binar%s for every process running %s%s%s; "
 	       "Ctrl-C to stop",

@@ -534,13 +534,6 @@ static int cmp_rows(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
 static const char *binary_of(const struct at_trace *t, uint32_t id)
 {
 	uint32_t b = t->syms[id].binary;
@@ -742,7 +735,7 @@ static void print_hist(FILE *f, const struct at_trace *t, const struct row *r)
 	fputc('\n', f);
 	at_esc_text(f, t->syms[r->id].name, 0);
 	fputs(" (", f);
-	at_esc_text(f, base_name(binary_of(t, r->id)), 0);
+	at_esc_text(f, at_base_name(binary_of(t, r->id)), 0);
 	fprintf(f, "): %" PRIu64 " timed calls\n", r->p->c.returns);
 	for (int b = 0; b < AT_HIST_BUCKETS; b++) {
 		if (!h[b])
@@ -800,7 +793,7 @@ static void print_table(FILE *f, const struct at_profile_set *ps, struct row *ro
 		int len = (int)strlen(t->syms[rows[i].id].name);
 
 		if (t->nbins > 1)
-			len += (int)strlen(base_name(binary_of(t, rows[i].id))) + 3;
+			len += (int)strlen(at_base_name(binary_of(t, rows[i].id))) + 3;
 		if (len > w)
 			w = len;
 	}
@@ -818,7 +811,7 @@ static void print_table(FILE *f, const struct at_profile_set *ps, struct row *ro
 
 		if (t->nbins > 1)
 			snprintf(name, sizeof(name), "%s [%s]", t->syms[r->id].name,
-				 base_name(binary_of(t, r->id)));
+				 at_base_name(binary_of(t, r->id)));
 		else
 			snprintf(name, sizeof(name), "%s", t->syms[r->id].name);
 		fprintf(

@@ -407,10 +407,9 @@ static int prefix_rank(const char *lib, const char *base)
  */
 static int lib_match_rank(const char *lib, const char *file)
 {
-	const char *base = strrchr(file, '/');
+	const char *base = at_base_name(file);
 	int r;
 
-	base = base ? base + 1 : file;
 	r = prefix_rank(lib, base);
 	if (r < 0 && strncmp(lib, "lib", 3) && !strncmp(base, "lib", 3))
 		r = prefix_rank(lib, base + 3);

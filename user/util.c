@@ -82,6 +82,13 @@ char *at_xstrdup(const char *s)
 	return p;
 }
 
+const char *at_base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
 bool at_glob_match(const char *pattern, const char *s)
 {
 	return fnmatch(pattern, s, 0) == 0;

@@ -29,6 +29,9 @@ void *at_xcalloc(size_t n, size_t size);
 void *at_xrealloc(void *p, size_t n, size_t size);
 char *at_xstrdup(const char *s);
 
+/* The file name in path: what follows its last '/', or path itself. */
+const char *at_base_name(const char *path);
+
 /* Shell-style glob (fnmatch). */
 bool at_glob_match(const char *pattern, const char *s);
 
