@@ -125,11 +125,6 @@ static __always_inline struct shadow_stack *thread_stack_of(__u64 pid_tgid, bool
 					BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
 
-static __always_inline struct shadow_stack *thread_stack(bool create)
-{
-	return thread_stack_of(bpf_get_current_pid_tgid(), create);
-}
-
 /*
  * Abandon the frames of thread tid's slot and free it. The owner's store
  * is the last: a thread that takes the slot at once resets depth itself.
@@ -342,17 +337,13 @@ static __always_inline void forget_verdict(__u32 tgid)
 /*
  * Whether the calling process (pid_tgid, from bpf_get_current_pid_tgid())
  * is the target's: the -p process, or one running the -b executable. The
- * socket programs, which run for every process's reads and writes, read
- * it once for this and thread_stack_of(): a helper call cost ~30 ns here.
+ * programs read it once for this and thread_stack_of(): a helper call
+ * cost ~30 ns here, and the socket programs run for every process's reads
+ * and writes.
  */
 static __always_inline bool target_process_of(__u64 pid_tgid)
 {
 	return ref_tgid ? (__u32)(pid_tgid >> 32) == ref_tgid : exe_matches_cached(pid_tgid);
-}
-
-static __always_inline bool target_process(void)
-{
-	return target_process_of(bpf_get_current_pid_tgid());
 }
 
 extern bool bpf_session_is_return(void) __ksym __weak;
@@ -525,15 +516,17 @@ static __always_inline int enter(struct pt_regs *ctx, __u64 cookie)
 	struct frame *f;
 	__u32 depth, outer = 1;
 	bool by_time = false, rp = false;
+	__u64 pid_tgid;
 
 	if (cookie_gen(cookie) != gen)
 		return 1;
-	if ((cookie & AT_COOKIE_EXE_FILTER) && !exe_matches_cached(bpf_get_current_pid_tgid()))
+	pid_tgid = bpf_get_current_pid_tgid();
+	if ((cookie & AT_COOKIE_EXE_FILTER) && !exe_matches_cached(pid_tgid))
 		return 1;
 	st = bpf_map_lookup_elem(&fstats, &id);
 	if (!st)
 		return 1;
-	s = thread_stack(true);
+	s = thread_stack_of(pid_tgid, true);
 	if (cookie & AT_COOKIE_WINDOW) {
 		if (!window_counts(s, id, &by_time, &rp)) {
 			__u32 ph = window_phase;
@@ -636,10 +629,11 @@ static __always_inline void leave(struct pt_regs *ctx, __u64 cookie)
 
 	/* An old link's return probe fires for calls its entry no longer takes. */
 	bool current = cookie_gen(cookie) == gen;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
 
-	if ((cookie & AT_COOKIE_EXE_FILTER) && !exe_matches_cached(bpf_get_current_pid_tgid()))
+	if ((cookie & AT_COOKIE_EXE_FILTER) && !exe_matches_cached(pid_tgid))
 		return;
-	s = thread_stack(false);
+	s = thread_stack_of(pid_tgid, false);
 	if (!s) {
 		if (current)
 			diag_inc(AT_DIAG_UNMATCHED_RET);
@@ -900,10 +894,14 @@ int BPF_KRETPROBE(duty_accepts, long fd)
 {
 	struct shadow_stack *s;
 	bool on, turn;
+	__u64 id;
 
-	if (fd < 0 || !target_process())
+	if (fd < 0)
 		return 0;
-	s = thread_stack(true);
+	id = bpf_get_current_pid_tgid();
+	if (!target_process_of(id))
+		return 0;
+	s = thread_stack_of(id, true);
 	on = read_counts(s, &turn);
 	count_ref(AT_CLASS_ACCEPT, on, turn);
 	if (s)
