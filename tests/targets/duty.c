@@ -12,15 +12,16 @@ static int stop;
 static unsigned long n_hot, n_cold;
 
 /*
- * Some work per call (~5 µs): the budget measures the probes against
+ * Some work per call (1-4 µs): the budget measures the probes against
  * the target's own work, and a hot() that did nothing would leave no work
- * to spend the budget on, not even cold()'s few probe hits.
+ * to spend the budget on, not even cold()'s few probe hits. 8,000 rounds
+ * took 16 µs on stop 68's host, where a hit cost 0.78 µs: under 5 %.
  */
 TRACED void hot(void)
 {
 	volatile unsigned x = 0;
 
-	for (int i = 0; i < 8000; i++)
+	for (int i = 0; i < 2000; i++)
 		x += (unsigned)i;
 	n_hot++;
 	OPAQUE();
