@@ -37,18 +37,22 @@ recorder_up() {
 # med VALUE...: the median of the numbers among the values (words), or - without any.
 med() { tr ' ' '\n' <<<"$*" | { grep -E '^[0-9.]+$' || true; } | sort -g | awk '{a[NR]=$1} END{if(!NR)print "-"; else print NR%2?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
 
+# now_us: the wall clock in microseconds (whatever the locale's decimal mark).
+now_us() { echo "${EPOCHREALTIME//[.,]/}"; }
+
 # budget_warmup ERRFILE: the budget acts after 3 s over it, and again a step or two later: warm
 # up under load until its latest "coarse budget:" line in ERRFILE is 3 s old, while the old links
 # are released, or for 60 s at most. A cap of 60 runs of 2,000 (stop 67's) ran out 2 s after the
 # first plan on a host that serves 140,000 requests/s, and the measured run began with the second
 # plan's windows. warm_sets gets the SETs sent (as many GETs).
 budget_warmup() {
-	local lines=0 n acted=0 start=${EPOCHREALTIME//[.,]/}
+	local lines=0 n acted=0 now start
+	start=$(now_us)
 	warm_sets=0
-	while ((${EPOCHREALTIME//[.,]/} - start < 60000000)); do
+	while now=$(now_us) && ((now - start < 60000000)); do
 		n=$(grep -c 'coarse budget: ' "$1") || n=0
-		((n > lines)) && { lines=$n; acted=${EPOCHREALTIME//[.,]/}; }
-		((acted > 0 && ${EPOCHREALTIME//[.,]/} - acted >= 3000000)) && break
+		((n > lines)) && { lines=$n; acted=$now; }
+		((acted > 0 && now - acted >= 3000000)) && break
 		redis-benchmark -h 127.0.0.1 -p "$port" -n 2000 -c "$clients" -t set,get -q >/dev/null 2>&1
 		warm_sets=$((warm_sets + 2000))
 	done
