@@ -163,6 +163,14 @@ struct at_duty {
 	bool force_normal;    /* the next window opens early, a normal one in a turn's slot */
 	uint64_t swapped_at;  /* ... when it last did */
 	uint32_t nshifted;    /* windows opened early for a shift */
+	/* The latest look's classes the windows hardly saw (bit k: class k). */
+	uint32_t shift_mask;
+	bool opening_early;			   /* the next window to open is an early one */
+	bool early_check;			   /* one has run: see at_duty_early_missed() */
+	uint32_t early_mask;			   /* ... opened for these classes, */
+	struct at_reads early_at[AT_READ_CLASSES]; /* ... with refcalls' reads then */
+	bool early_blocked; /* it missed them: the next normal window opens at its random point */
+	uint32_t nearly_missed;
 	uint64_t *wpercpu;
 	int ncpus;
 	uint32_t *bkeys; /* batch lookup buffers, AT_WCALL_SLOTS entries */
@@ -798,7 +806,7 @@ static bool turn_due(const struct at_duty *d)
 /* A due turn window waits for the next look (at_duty_turn_waits_look()); looks go on. */
 static bool turn_waits_look(const struct at_duty *d, uint64_t now)
 {
-	return turn_due(d) && shift_between_windows(d) &&
+	return turn_due(d) && shift_between_windows(d) && !d->early_blocked &&
 	       at_duty_turn_waits_look(d->shift_looks, d->turn_retry, d->swapped_at, now,
 				       slot_ns(d));
 }
@@ -818,11 +826,16 @@ static bool shift_watch(const struct at_duty *d, uint64_t now)
 	       (now < d->next_open || turn_waits_look(d, now));
 }
 
-/* The reads since the last look (*all), and those of classes the windows hardly saw (*unseen). */
+/*
+ * The reads since the last look (*all), and those of classes the windows
+ * hardly saw (*unseen; their classes in *mask, bit k for class k).
+ */
 static void shift_counts(const struct at_reads *cur, const struct at_reads *last,
-			 const uint64_t *seen_from, uint32_t n, uint64_t *all, uint64_t *unseen)
+			 const uint64_t *seen_from, uint32_t n, uint64_t *all, uint64_t *unseen,
+			 uint32_t *mask)
 {
 	*all = *unseen = 0;
+	*mask = 0;
 	for (uint32_t k = 0; k < n; k++) {
 		/* A counter behind its last look (an imputed count redone) adds nothing. */
 		uint64_t d = cur[k].all > last[k].all ? cur[k].all - last[k].all : 0;
@@ -831,8 +844,11 @@ static void shift_counts(const struct at_reads *cur, const struct at_reads *last
 
 		*all += d;
 		if (seen < AT_DUTY_MIN_STRATUM && k != AT_CLASS_EOF && k != AT_CLASS_FIRST &&
-		    k != AT_CLASS_ACCEPT)
+		    k != AT_CLASS_ACCEPT) {
 			*unseen += d;
+			if (d && k < 32)
+				*mask |= 1u << k;
+		}
 	}
 }
 
@@ -840,10 +856,19 @@ bool at_duty_shifted(const struct at_reads *cur, const struct at_reads *last,
 		     const uint64_t *seen_from, uint32_t n, double min_all)
 {
 	uint64_t all, unseen;
+	uint32_t mask;
 
-	shift_counts(cur, last, seen_from, n, &all, &unseen);
+	shift_counts(cur, last, seen_from, n, &all, &unseen, &mask);
 	return unseen >= AT_DUTY_SHIFT_MIN_READS &&
 	       (double)unseen >= AT_DUTY_SHIFT_SHARE * (double)all && (double)all >= min_all;
+}
+
+bool at_duty_early_missed(const struct at_reads *at_open, const struct at_reads *cur, uint32_t mask)
+{
+	for (uint32_t k = 0; k < AT_READ_CLASSES && k < 32; k++)
+		if ((mask >> k & 1) && cur[k].on >= at_open[k].on + AT_DUTY_MIN_STRATUM)
+			return false;
+	return mask != 0;
 }
 
 /*
@@ -861,24 +886,34 @@ static bool shift_due(struct at_duty *d, uint64_t now)
 {
 	struct at_reads cur[AT_READ_CLASSES];
 	double lull = d->read_rate * (double)(now - d->shift_checked) / 2;
+	uint64_t all, unseen;
+	uint32_t mask;
 
 	d->shift_checked = now;
 	if (!read_ref(d, cur, AT_READ_CLASSES))
 		return false;
-	if (at_duty_shifted(cur, d->shift_last, d->seen_from, AT_READ_CLASSES, lull))
+	/* Looks run between windows only: an early one has closed. */
+	if (d->early_check) {
+		d->early_check = false;
+		d->early_blocked = at_duty_early_missed(d->early_at, cur, d->early_mask);
+		d->nearly_missed += d->early_blocked;
+		if (d->early_blocked && at_env_flag("ADAPTRACE_DEBUG"))
+			at_err("duty: the early window saw too few reads of the sizes it opened "
+			       "for: the next opens at its random point");
+	}
+	shift_counts(cur, d->shift_last, d->seen_from, AT_READ_CLASSES, &all, &unseen, &mask);
+	if (at_duty_shifted(cur, d->shift_last, d->seen_from, AT_READ_CLASSES, lull)) {
 		d->shift_looks++;
-	else
+		d->shift_mask = mask;
+	} else {
 		d->shift_looks = 0;
-	if (at_env_flag("ADAPTRACE_DEBUG")) {
-		uint64_t all, unseen;
-
-		shift_counts(cur, d->shift_last, d->seen_from, AT_READ_CLASSES, &all, &unseen);
+	}
+	if (at_env_flag("ADAPTRACE_DEBUG"))
 		at_err(
 		    "duty: look: %" PRIu64 " reads (lull under %.0f), %" PRIu64
 		    " of sizes the windows hardly saw, %u in a row; slot %+.0f ms, window %+.0f ms",
 		    all, lull, unseen, d->shift_looks, ((double)d->slot - (double)now) / 1e6,
 		    ((double)d->next_open - (double)now) / 1e6);
-	}
 	memcpy(d->shift_last, cur, sizeof(cur));
 	return d->shift_looks >= SHIFT_LOOKS;
 }
@@ -1186,7 +1221,7 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 	}
 	/* Looks go on while a window's links are released: here that took up to 0.5 s. */
 	if (shift_watch(d, now) && now >= d->shift_checked + SHIFT_CHECK_NS && shift_due(d, now) &&
-	    d->slot <= now &&
+	    d->slot <= now && !d->early_blocked &&
 	    (!turn_due(d) || at_duty_swap_ok(d->turn_retry, d->swapped_at, now, slot_ns(d)))) {
 		if (at_env_flag("ADAPTRACE_DEBUG"))
 			at_err("duty: reads of sizes the windows have not seen: a window %.0f ms "
@@ -1202,6 +1237,8 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 		}
 		d->nshifted++;
 		d->shift_looks = 0;
+		d->opening_early = true;
+		d->early_mask = d->shift_mask;
 	}
 	if (!d->open && !d->lingering && now >= d->next_open && !window_releasing(d) &&
 	    yard_ready(d, now) && !turn_waits_look(d, now)) {
@@ -1222,6 +1259,11 @@ int at_duty_poll(struct at_duty *d, uint64_t now)
 		d->retry_open = turn && d->turn_retry;
 		if (turn)
 			d->turn_retry = false;
+		if (d->opening_early)
+			d->early_check = read_ref(d, d->early_at, AT_READ_CLASSES);
+		else if (!turn)
+			d->early_blocked = false;
+		d->opening_early = false;
 		armed_from = at_now_ns();
 		at_yard_window_arms(d->yard, armed_from);
 		set_phase(d, AT_WPHASE_ARMING);
@@ -1622,8 +1664,9 @@ void at_duty_free(struct at_duty *d)
 		       (double)d->quiesce_ns / 1e6, d->o.hits_counted ? *d->o.hits_counted : 0,
 		       outside);
 	if (at_env_flag("ADAPTRACE_DEBUG") && d->narm)
-		at_err("duty: %u of %" PRIu64 " windows opened early for reads of a new size",
-		       d->nshifted, d->narm);
+		at_err("duty: %u of %" PRIu64 " windows opened early for reads of a new size, "
+		       "%u of them saw too few",
+		       d->nshifted, d->narm, d->nearly_missed);
 	if (at_env_flag("ADAPTRACE_DEBUG") && d->ntw)
 		at_err("duty: %u of %u turn windows saw too few turns", d->ntw_few, d->ntw);
 	if (at_env_flag("ADAPTRACE_DEBUG") && d->o.uncalled)

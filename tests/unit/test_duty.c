@@ -134,6 +134,23 @@ int main(void)
 		check(!at_duty_shifted(cur, last, NULL, AT_READ_CLASSES, 0),
 		      "shift: a counter behind");
 	}
+	/* An early window that saw too few reads of the sizes it opened for. */
+	{
+		struct at_reads open[AT_READ_CLASSES] = {{0}}, now[AT_READ_CLASSES] = {{0}};
+		uint32_t gets = 1u << 4, sets = 1u << 13;
+
+		open[4].on = now[4].on = 10;
+		now[13].on = 500;
+		check(at_duty_early_missed(open, now, gets), "early: GETs opened it, it saw SETs");
+		now[4].on = 12;
+		check(at_duty_early_missed(open, now, gets), "early: 2 GETs are too few");
+		now[4].on = 13;
+		check(!at_duty_early_missed(open, now, gets), "early: 3 GETs seen");
+		now[4].on = 10;
+		check(!at_duty_early_missed(open, now, gets | sets),
+		      "early: one class of two seen");
+		check(!at_duty_early_missed(open, now, 0), "early: opened for nothing");
+	}
 	printf("# %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
