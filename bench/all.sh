@@ -25,7 +25,7 @@
 # Environment: ADAPTRACE (default ./adaptrace at the top). Needs root.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-out=$here/results quick= parts=moobench,detail,placement,usdt,attach,stream,redis
+out=$here/results quick='' parts=moobench,detail,placement,usdt,attach,stream,redis
 while getopts "qo:k:h" opt; do
 	case $opt in
 	q) quick=1 ;; o) out=$OPTARG ;; k) parts=$OPTARG ;;
@@ -35,6 +35,15 @@ done
 ((EUID == 0)) || { echo "all.sh: needs root (uprobes)" >&2; exit 3; }
 [[ -x ${ADAPTRACE:-$here/../adaptrace} ]] || make -s -C "$here/.." adaptrace
 make -s -C "$here" all >&2
+# The comparison rows need Debian's bpftrace, which the build and tests do not.
+if ! command -v bpftrace >/dev/null; then
+	echo "all.sh: installing bpftrace for the comparison rows" >&2
+	if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends bpftrace >/dev/null; }; then
+		echo "all.sh: could not install bpftrace: run apt-get install bpftrace, then this again" >&2
+		exit 1
+	fi
+fi
 mkdir -p "$out"
 
 # q FULL QUICK: the argument for this run's length.
