@@ -826,6 +826,8 @@ static bool shift_watch(const struct at_duty *d, uint64_t now)
 	       (now < d->next_open || turn_waits_look(d, now));
 }
 
+_Static_assert(AT_READ_CLASSES <= 32, "a class mask keeps a bit per read class");
+
 /*
  * The reads since the last look (*all), and those of classes the windows
  * hardly saw (*unseen; their classes in *mask, bit k for class k).
@@ -846,10 +848,17 @@ static void shift_counts(const struct at_reads *cur, const struct at_reads *last
 		if (seen < AT_DUTY_MIN_STRATUM && k != AT_CLASS_EOF && k != AT_CLASS_FIRST &&
 		    k != AT_CLASS_ACCEPT) {
 			*unseen += d;
-			if (d && k < 32)
+			if (d)
 				*mask |= 1u << k;
 		}
 	}
+}
+
+/* Whether a look's counts (shift_counts()) are a shift: see at_duty_shifted(). */
+static bool shift_in(uint64_t all, uint64_t unseen, double min_all)
+{
+	return unseen >= AT_DUTY_SHIFT_MIN_READS &&
+	       (double)unseen >= AT_DUTY_SHIFT_SHARE * (double)all && (double)all >= min_all;
 }
 
 bool at_duty_shifted(const struct at_reads *cur, const struct at_reads *last,
@@ -859,13 +868,12 @@ bool at_duty_shifted(const struct at_reads *cur, const struct at_reads *last,
 	uint32_t mask;
 
 	shift_counts(cur, last, seen_from, n, &all, &unseen, &mask);
-	return unseen >= AT_DUTY_SHIFT_MIN_READS &&
-	       (double)unseen >= AT_DUTY_SHIFT_SHARE * (double)all && (double)all >= min_all;
+	return shift_in(all, unseen, min_all);
 }
 
 bool at_duty_early_missed(const struct at_reads *at_open, const struct at_reads *cur, uint32_t mask)
 {
-	for (uint32_t k = 0; k < AT_READ_CLASSES && k < 32; k++)
+	for (uint32_t k = 0; k < AT_READ_CLASSES; k++)
 		if ((mask >> k & 1) && cur[k].on >= at_open[k].on + AT_DUTY_MIN_STRATUM)
 			return false;
 	return mask != 0;
@@ -902,7 +910,7 @@ static bool shift_due(struct at_duty *d, uint64_t now)
 			       "for: the next opens at its random point");
 	}
 	shift_counts(cur, d->shift_last, d->seen_from, AT_READ_CLASSES, &all, &unseen, &mask);
-	if (at_duty_shifted(cur, d->shift_last, d->seen_from, AT_READ_CLASSES, lull)) {
+	if (shift_in(all, unseen, lull)) {
 		d->shift_looks++;
 		d->shift_mask = mask;
 	} else {
